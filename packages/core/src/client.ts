@@ -1,0 +1,210 @@
+/**
+ * KubeClient: the one way podlife talks to the API server.
+ *
+ * Guarantees:
+ * - credentials and TLS come from a client-node KubeConfig, exactly as kubectl would use them;
+ * - objects travel as wire JSON (timestamps stay RFC 3339 strings; see `time.ts`);
+ * - a non-2xx answer is an `ApiError` carrying the HTTP status and the API's `reason`;
+ * - every request can be aborted and has a timeout; watches are streams the caller reads.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface RequestOptions {
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  query?: Query;
+  body?: unknown;
+  /** Content-Type of the body; defaults to application/json. */
+  contentType?: string;
+  signal?: AbortSignal;
+  /** Milliseconds before the request is abandoned; 0 means none (watches). Default 30 s. */
+  timeoutMs?: number;
+}
+
+/** A Kubernetes API error: `status` is the HTTP code, `reason` the metav1.Status reason. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly reason: string;
+  readonly body: unknown;
+  constructor(status: number, reason: string, message: string, body: unknown) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.reason = reason;
+    this.body = body;
+  }
+}
+
+export function isNotFound(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 404;
+}
+export function isConflict(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 409;
+}
+export function isGone(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 410;
+}
+
+/** Where a resource lives: `/api/v1/namespaces/ns/pods/name/status`. */
+export interface ResourceRef {
+  group?: string;
+  version: string;
+  resource: string;
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+}
+
+export function resourcePath(ref: ResourceRef): string {
+  const base = ref.group ? `/apis/${ref.group}/${ref.version}` : `/api/${ref.version}`;
+  let path = base;
+  if (ref.namespace) path += `/namespaces/${encodeURIComponent(ref.namespace)}`;
+  path += `/${ref.resource}`;
+  if (ref.name) path += `/${encodeURIComponent(ref.name)}`;
+  if (ref.subresource) path += `/${ref.subresource}`;
+  return path;
+}
+
+export function queryString(query: Query | undefined): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+  const s = params.toString();
+  return s ? `?${s}` : '';
+}
+
+export class KubeClient {
+  readonly server: URL;
+  private readonly base: https.RequestOptions;
+  private readonly agent: http.Agent;
+
+  private constructor(server: URL, base: https.RequestOptions, agent: http.Agent) {
+    this.server = server;
+    this.base = base;
+    this.agent = agent;
+  }
+
+  /** Builds a client from a KubeConfig (its current context). */
+  static async fromKubeConfig(kc: KubeConfig, opts: { maxSockets?: number } = {}): Promise<KubeClient> {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster: set a context with a cluster');
+    const server = new URL(cluster.server);
+    const base: https.RequestOptions = {};
+    await kc.applyToHTTPSOptions(base);
+    const secure = server.protocol === 'https:';
+    const agentOpts = { keepAlive: true, maxSockets: opts.maxSockets ?? 64 };
+    const agent = secure
+      ? new https.Agent({ ...agentOpts, ca: base.ca, cert: base.cert, key: base.key, rejectUnauthorized: base.rejectUnauthorized ?? true })
+      : new http.Agent(agentOpts);
+    return new KubeClient(server, base, agent);
+  }
+
+  /** Loads the kubeconfig the way kubectl does (KUBECONFIG, ~/.kube/config, in-cluster). */
+  static async fromDefault(context?: string): Promise<KubeClient> {
+    const kc = new KubeConfig();
+    kc.loadFromDefault();
+    if (context) kc.setCurrentContext(context);
+    return KubeClient.fromKubeConfig(kc);
+  }
+
+  /** Sends a request and resolves with the parsed JSON answer. */
+  async request<T = unknown>(opts: RequestOptions): Promise<T> {
+    const res = await this.send(opts);
+    const text = await readBody(res);
+    const status = res.statusCode ?? 0;
+    const parsed = text.length > 0 ? safeParse(text) : undefined;
+    if (status < 200 || status >= 300) throw toApiError(status, parsed, text, opts);
+    return parsed as T;
+  }
+
+  /** Opens a streaming request (watches, logs); the caller consumes and destroys the response. */
+  async stream(opts: RequestOptions): Promise<http.IncomingMessage> {
+    const res = await this.send({ timeoutMs: 0, ...opts });
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status >= 300) {
+      const text = await readBody(res);
+      throw toApiError(status, safeParse(text), text, opts);
+    }
+    return res;
+  }
+
+  get<T = unknown>(path: string, query?: Query, signal?: AbortSignal): Promise<T> {
+    return this.request<T>({ path, query, signal });
+  }
+  create<T = unknown>(path: string, body: unknown, query?: Query): Promise<T> {
+    return this.request<T>({ method: 'POST', path, body, query });
+  }
+  replace<T = unknown>(path: string, body: unknown, query?: Query): Promise<T> {
+    return this.request<T>({ method: 'PUT', path, body, query });
+  }
+  patch<T = unknown>(path: string, body: unknown, contentType: string, query?: Query): Promise<T> {
+    return this.request<T>({ method: 'PATCH', path, body, contentType, query });
+  }
+  delete<T = unknown>(path: string, body?: unknown, query?: Query): Promise<T> {
+    return this.request<T>({ method: 'DELETE', path, body, query });
+  }
+
+  /** Releases pooled connections. */
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private send(opts: RequestOptions): Promise<http.IncomingMessage> {
+    const secure = this.server.protocol === 'https:';
+    const payload =
+      opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    const headers: http.OutgoingHttpHeaders = { ...(this.base.headers as http.OutgoingHttpHeaders | undefined), Accept: 'application/json' };
+    if (payload !== undefined) {
+      headers['Content-Type'] = opts.contentType ?? 'application/json';
+      headers['Content-Length'] = Buffer.byteLength(payload);
+    }
+    const timeoutMs = opts.timeoutMs ?? 30_000;
+    const reqOpts: https.RequestOptions = {
+      protocol: this.server.protocol,
+      hostname: this.server.hostname,
+      port: this.server.port,
+      method: opts.method ?? 'GET',
+      path: `${this.server.pathname.replace(/\/$/, '')}${opts.path}${queryString(opts.query)}`,
+      headers,
+      agent: this.agent,
+      signal: opts.signal,
+    };
+    return new Promise((resolve, reject) => {
+      const req = (secure ? https : http).request(reqOpts, resolve);
+      req.on('error', reject);
+      if (timeoutMs > 0) {
+        req.setTimeout(timeoutMs, () => req.destroy(new Error(`request to ${opts.path} timed out after ${timeoutMs} ms`)));
+      }
+      if (payload !== undefined) req.write(payload);
+      req.end();
+    });
+  }
+}
+
+function readBody(res: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    res.on('error', reject);
+  });
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function toApiError(status: number, parsed: unknown, text: string, opts: RequestOptions): ApiError {
+  const s = (parsed ?? {}) as { reason?: string; message?: string };
+  const reason = s.reason ?? (status === 404 ? 'NotFound' : status === 409 ? 'Conflict' : 'Unknown');
+  const message = `${opts.method ?? 'GET'} ${opts.path}: ${status} ${s.message ?? text.slice(0, 200)}`;
+  return new ApiError(status, reason, message, parsed);
+}
