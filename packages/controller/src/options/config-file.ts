@@ -1,0 +1,157 @@
+/**
+ * The controller's configuration file: the settings only a cluster admin may choose.
+ *
+ * Guarantees:
+ * - `parseConfig` never throws: it returns the configuration or a list of problems, each
+ *   naming the offending field by its path (`execCommands.drain[1]`), so an admin can fix
+ *   the file without reading code;
+ * - unknown fields are problems, not silently ignored (a typo must not weaken a setting);
+ * - every field has a default, so an empty file (or none) is a valid configuration.
+ *
+ * Why these settings live here and not in pod annotations: annotations are written by anyone who
+ * can create a pod, so they may only *name* a command (`exec:<name>`) and never choose an image
+ * (DESIGN 7). The file is mounted from a ConfigMap the admin controls.
+ */
+import { parseDocument } from 'yaml';
+
+/** How sidecars are stopped when the kubelet does not own them (DESIGN 3.3). */
+export type StopStrategy = 'auto' | 'exec' | 'ephemeral';
+export const stopStrategies: readonly StopStrategy[] = ['auto', 'exec', 'ephemeral'];
+
+export interface ControllerConfig {
+  /** Named commands for `stop.podlife.dev/<c>: exec:<name>`; each an argv, never a shell line. */
+  execCommands: Record<string, string[]>;
+  /** Image of the ephemeral container that signals distroless sidecars; undefined disables the strategy. */
+  ephemeralContainerImage: string | undefined;
+  /** Most keystone containers a pod may declare. */
+  keystoneLimit: number;
+  /** `auto` tries exec, then an ephemeral container when exec is impossible. */
+  defaultStrategy: StopStrategy;
+  /** Namespaces to act in; empty means every namespace. */
+  namespaces: string[];
+}
+
+export interface ConfigProblem {
+  /** Path of the field, dotted, with [i] for list items; '' for the document itself. */
+  field: string;
+  message: string;
+}
+
+export type ConfigResult = { ok: true; config: ControllerConfig } | { ok: false; problems: ConfigProblem[] };
+
+export const defaultConfig: ControllerConfig = Object.freeze({
+  execCommands: {},
+  ephemeralContainerImage: undefined,
+  keystoneLimit: 1,
+  defaultStrategy: 'auto',
+  namespaces: [],
+}) as ControllerConfig;
+
+const knownFields = ['execCommands', 'ephemeralContainer', 'keystoneLimit', 'defaultStrategy', 'namespaces'];
+const commandName = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Parses and validates the YAML text of a configuration file. */
+export function parseConfig(text: string): ConfigResult {
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    return { ok: false, problems: doc.errors.map((e) => ({ field: '', message: `YAML: ${e.message}` })) };
+  }
+  const raw: unknown = doc.toJS();
+  if (raw === null || raw === undefined) return { ok: true, config: { ...defaultConfig, execCommands: {}, namespaces: [] } };
+  if (!isRecord(raw)) return { ok: false, problems: [{ field: '', message: 'must be a mapping of settings' }] };
+  return validateConfig(raw);
+}
+
+/** Validates an already-parsed configuration object. */
+export function validateConfig(raw: Record<string, unknown>): ConfigResult {
+  const problems: ConfigProblem[] = [];
+  const problem = (field: string, message: string): void => void problems.push({ field, message });
+
+  for (const key of Object.keys(raw)) {
+    if (!knownFields.includes(key)) problem(key, `unknown field; known fields are ${knownFields.join(', ')}`);
+  }
+
+  const execCommands: Record<string, string[]> = {};
+  if (raw.execCommands !== undefined && raw.execCommands !== null) {
+    if (!isRecord(raw.execCommands)) problem('execCommands', 'must be a mapping of name to a command (a list of strings)');
+    else {
+      for (const [name, argv] of Object.entries(raw.execCommands)) {
+        const field = `execCommands.${name}`;
+        if (!commandName.test(name) || name.length > 63) {
+          problem(field, 'name must be lowercase letters, digits and "-" (at most 63), as used in "exec:<name>"');
+          continue;
+        }
+        if (!Array.isArray(argv) || argv.length === 0) {
+          problem(field, 'must be a non-empty list of strings (argv, not a shell line)');
+          continue;
+        }
+        const bad = argv.findIndex((a) => typeof a !== 'string' || a.length === 0);
+        if (bad >= 0) problem(`${field}[${bad}]`, 'must be a non-empty string');
+        else execCommands[name] = argv as string[];
+      }
+    }
+  }
+
+  let ephemeralContainerImage: string | undefined;
+  if (raw.ephemeralContainer !== undefined && raw.ephemeralContainer !== null) {
+    if (!isRecord(raw.ephemeralContainer)) problem('ephemeralContainer', 'must be a mapping with an "image"');
+    else {
+      for (const key of Object.keys(raw.ephemeralContainer)) {
+        if (key !== 'image') problem(`ephemeralContainer.${key}`, 'unknown field; the only field is image');
+      }
+      const image = raw.ephemeralContainer.image;
+      if (typeof image !== 'string' || image.trim() === '' || /\s/.test(image)) {
+        problem('ephemeralContainer.image', 'must be an image reference without spaces (e.g. "busybox:1.36")');
+      } else ephemeralContainerImage = image;
+    }
+  }
+
+  let keystoneLimit = defaultConfig.keystoneLimit;
+  if (raw.keystoneLimit !== undefined) {
+    if (typeof raw.keystoneLimit !== 'number' || !Number.isInteger(raw.keystoneLimit) || raw.keystoneLimit < 1) {
+      problem('keystoneLimit', 'must be an integer >= 1');
+    } else keystoneLimit = raw.keystoneLimit;
+  }
+
+  let defaultStrategy = defaultConfig.defaultStrategy;
+  if (raw.defaultStrategy !== undefined) {
+    if (typeof raw.defaultStrategy !== 'string' || !(stopStrategies as readonly string[]).includes(raw.defaultStrategy)) {
+      problem('defaultStrategy', `must be one of ${stopStrategies.join(', ')}`);
+    } else defaultStrategy = raw.defaultStrategy as StopStrategy;
+  }
+  if (defaultStrategy === 'ephemeral' && ephemeralContainerImage === undefined && !problems.some((p) => p.field.startsWith('ephemeralContainer'))) {
+    problem('ephemeralContainer.image', 'is required when defaultStrategy is "ephemeral"');
+  }
+
+  const namespaces: string[] = [];
+  if (raw.namespaces !== undefined && raw.namespaces !== null) {
+    if (!Array.isArray(raw.namespaces)) problem('namespaces', 'must be a list of namespace names');
+    else {
+      raw.namespaces.forEach((ns: unknown, i) => {
+        const problemText = typeof ns === 'string' ? namespaceProblem(ns) : 'must be a string';
+        if (problemText) problem(`namespaces[${i}]`, problemText);
+        else if (!namespaces.includes(ns as string)) namespaces.push(ns as string);
+      });
+    }
+  }
+
+  if (problems.length > 0) return { ok: false, problems };
+  return { ok: true, config: { execCommands, ephemeralContainerImage, keystoneLimit, defaultStrategy, namespaces } };
+}
+
+/** Why a string is not a namespace name (a DNS-1123 label), or undefined when it is one. */
+export function namespaceProblem(ns: string): string | undefined {
+  if (ns.length === 0 || ns.length > 63 || !dns1123Label.test(ns)) {
+    return `"${ns}" is not a namespace name (lowercase letters, digits and "-", at most 63)`;
+  }
+  return undefined;
+}
+
+export function formatProblems(problems: readonly ConfigProblem[]): string {
+  return problems.map((p) => (p.field ? `${p.field}: ${p.message}` : p.message)).join('\n');
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

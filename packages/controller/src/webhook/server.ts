@@ -1,0 +1,201 @@
+/**
+ * The controller's admission webhook server: HTTPS only, TLS 1.2 or newer.
+ *
+ * Guarantees:
+ * - the certificate and key are re-read from disk when they change and applied to new
+ *   connections with `setSecureContext`, without a restart; a bad pair never replaces a good one;
+ * - a request body larger than `maxBodyBytes` is refused with 413 before it is buffered;
+ *   a request that is not complete within `requestTimeoutMs`, or a handler that does not answer
+ *   within it, gets an error answer — a slow client or handler cannot pin the server;
+ * - a handler that throws is answered 500 with the reason; nothing a client sends crashes the process;
+ * - only POST to a registered path reaches a handler (404 / 405 / 415 otherwise).
+ */
+import https from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { TlsFiles, type TlsPair } from './tls-files.js';
+
+/** What a route answers: an HTTP status and a JSON body. */
+export interface WebhookAnswer {
+  status: number;
+  body: unknown;
+}
+
+/** A route handler gets the raw body (already size-checked) and answers JSON. */
+export type WebhookHandler = (body: Buffer, signal: AbortSignal) => WebhookAnswer | Promise<WebhookAnswer>;
+
+/** The subset of a pino logger the server uses. */
+export interface WebhookLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface WebhookServerOptions {
+  certFile: string;
+  keyFile: string;
+  port: number;
+  /** Default 0.0.0.0 (reachable from the API server inside a cluster); tests use 127.0.0.1. */
+  host?: string;
+  routes: Record<string, WebhookHandler>;
+  /** Default 3 MiB: the API server's own request limit, so any pod it accepts fits. */
+  maxBodyBytes?: number;
+  /** Default 10 s: the API server's default webhook timeout. */
+  requestTimeoutMs?: number;
+  /** Certificate poll period, default 10 s (file events usually come first). */
+  certPollMs?: number;
+  log?: WebhookLog;
+  /** Called after each answered request (metrics). */
+  observe?(route: string, status: number, seconds: number): void;
+}
+
+const noLog: WebhookLog = { info() {}, warn() {}, error() {} };
+
+export class WebhookServer {
+  private readonly opts: WebhookServerOptions;
+  private readonly log: WebhookLog;
+  private readonly tls: TlsFiles;
+  private server: https.Server | undefined;
+
+  constructor(opts: WebhookServerOptions) {
+    this.opts = opts;
+    this.log = opts.log ?? noLog;
+    this.tls = new TlsFiles({
+      certFile: opts.certFile,
+      keyFile: opts.keyFile,
+      pollMs: opts.certPollMs,
+      onChange: (pair) => this.useCertificate(pair),
+      onError: (reason) => this.log.error({ reason }, 'webhook certificate not reloaded; keeping the previous one'),
+    });
+  }
+
+  /** The bound port (useful with port 0). */
+  get port(): number {
+    const addr = this.server?.address() as AddressInfo | null | undefined;
+    if (!addr) throw new Error('webhook server is not listening');
+    return addr.port;
+  }
+
+  /** Expiry of the certificate in use. */
+  get certificateNotAfterMs(): number | undefined {
+    return this.tls.current?.notAfterMs;
+  }
+
+  /** Loads the certificate (rejects when unusable) and listens. */
+  async start(): Promise<void> {
+    const pair = await this.tls.load();
+    const timeoutMs = this.opts.requestTimeoutMs ?? 10_000;
+    const server = https.createServer(
+      { cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2', requestTimeout: timeoutMs, headersTimeout: Math.min(timeoutMs, 60_000) },
+      (req, res) => void this.serve(req, res),
+    );
+    server.on('tlsClientError', () => undefined);
+    server.on('clientError', (_err, socket) => socket.destroy());
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.opts.port, this.opts.host ?? '0.0.0.0', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.tls.start();
+    this.log.info({ port: this.port, notAfter: new Date(pair.notAfterMs).toISOString() }, 'webhook server listening');
+  }
+
+  /** Re-reads the certificate files now (they are also watched). */
+  reloadCertificate(): Promise<void> {
+    return this.tls.reload();
+  }
+
+  async stop(): Promise<void> {
+    this.tls.stop();
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+      setTimeout(() => server.closeAllConnections(), 2_000).unref();
+    });
+  }
+
+  private useCertificate(pair: TlsPair): void {
+    this.server?.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' });
+    this.log.info({ notAfter: new Date(pair.notAfterMs).toISOString() }, 'webhook certificate reloaded');
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const answer = (status: number, body: unknown): void => {
+      if (res.headersSent || res.destroyed) return;
+      const text = JSON.stringify(body);
+      res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+      res.end(text);
+      this.opts.observe?.(path, status, (performance.now() - started) / 1000);
+    };
+    const handler = Object.hasOwn(this.opts.routes, path) ? this.opts.routes[path] : undefined;
+    if (!handler) return answer(404, { error: `no route ${path}` });
+    if (req.method !== 'POST') return answer(405, { error: `${req.method ?? ''} not allowed; use POST` });
+    const type = req.headers['content-type'] ?? '';
+    if (!/^application\/json\b/i.test(type)) return answer(415, { error: `content type must be application/json, not "${type}"` });
+
+    const max = this.opts.maxBodyBytes ?? 3 * 1024 * 1024;
+    const declared = Number(req.headers['content-length'] ?? NaN);
+    if (declared > max) {
+      res.shouldKeepAlive = false;
+      return answer(413, { error: `request body of ${declared} bytes exceeds the limit of ${max}` });
+    }
+
+    const controller = new AbortController();
+    const timeoutMs = this.opts.requestTimeoutMs ?? 10_000;
+    const timer = setTimeout(() => controller.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    try {
+      const body = await readLimited(req, max, controller.signal);
+      if (body === 'too-large') {
+        res.shouldKeepAlive = false;
+        return answer(413, { error: `request body exceeds the limit of ${max} bytes` });
+      }
+      const result = await Promise.race([
+        Promise.resolve(handler(body, controller.signal)),
+        new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true })),
+      ]);
+      answer(result.status, result.body);
+    } catch (err) {
+      const reason = (err as Error).message;
+      this.log.warn({ path, reason }, 'webhook request failed');
+      answer(controller.signal.aborted ? 504 : 500, { error: reason });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function readLimited(req: IncomingMessage, max: number, signal: AbortSignal): Promise<Buffer | 'too-large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onAbort = (): void => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) {
+        req.removeAllListeners('data');
+        req.resume();
+        signal.removeEventListener('abort', onAbort);
+        resolve('too-large');
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(Buffer.concat(chunks, size));
+    });
+    req.on('error', (err) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(err);
+    });
+  });
+}

@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { parseConfig, defaultConfig, type ConfigResult } from '../src/options/config-file.js';
+
+function problems(result: ConfigResult): string[] {
+  assert.equal(result.ok, false, 'expected problems');
+  return result.ok ? [] : result.problems.map((p) => p.field);
+}
+
+describe('configuration file', () => {
+  it('an empty file is the default configuration', () => {
+    const result = parseConfig('');
+    assert.ok(result.ok);
+    assert.deepEqual(result.config, defaultConfig);
+  });
+
+  it('reads every setting', () => {
+    const result = parseConfig(`
+execCommands:
+  drain-envoy: ["/usr/local/bin/pilot-agent", "request", "POST", "quitquitquit"]
+ephemeralContainer:
+  image: registry.example/podlife/stopper:1.0
+keystoneLimit: 2
+defaultStrategy: ephemeral
+namespaces: [jobs, batch]
+`);
+    assert.ok(result.ok);
+    assert.deepEqual(result.config, {
+      execCommands: { 'drain-envoy': ['/usr/local/bin/pilot-agent', 'request', 'POST', 'quitquitquit'] },
+      ephemeralContainerImage: 'registry.example/podlife/stopper:1.0',
+      keystoneLimit: 2,
+      defaultStrategy: 'ephemeral',
+      namespaces: ['jobs', 'batch'],
+    });
+  });
+
+  it('names an unknown field instead of ignoring it', () => {
+    assert.deepEqual(problems(parseConfig('keystonelimit: 2')), ['keystonelimit']);
+  });
+
+  it('names the argument of an exec command that is not a string', () => {
+    assert.deepEqual(problems(parseConfig('execCommands:\n  drain: ["kill", 1]')), ['execCommands.drain[1]']);
+  });
+
+  it('refuses a shell line where an argv is expected', () => {
+    assert.deepEqual(problems(parseConfig('execCommands:\n  drain: "kill -TERM 1"')), ['execCommands.drain']);
+  });
+
+  it('refuses a command name that exec:<name> could not refer to', () => {
+    assert.deepEqual(problems(parseConfig('execCommands:\n  Drain_All: ["true"]')), ['execCommands.Drain_All']);
+  });
+
+  it('refuses a keystone limit below 1', () => {
+    assert.deepEqual(problems(parseConfig('keystoneLimit: 0')), ['keystoneLimit']);
+  });
+
+  it('refuses an unknown strategy', () => {
+    assert.deepEqual(problems(parseConfig('defaultStrategy: kill')), ['defaultStrategy']);
+  });
+
+  it('requires an image when the ephemeral strategy is the default', () => {
+    assert.deepEqual(problems(parseConfig('defaultStrategy: ephemeral')), ['ephemeralContainer.image']);
+  });
+
+  it('names the namespace that is not a valid name', () => {
+    assert.deepEqual(problems(parseConfig('namespaces: [ok, Not_OK]')), ['namespaces[1]']);
+  });
+
+  it('reports every problem at once', () => {
+    assert.deepEqual(problems(parseConfig('keystoneLimit: -1\ndefaultStrategy: 3\nnamespaces: x')), ['keystoneLimit', 'defaultStrategy', 'namespaces']);
+  });
+
+  it('reports a YAML syntax error without throwing', () => {
+    assert.deepEqual(problems(parseConfig('keystoneLimit: [1')), ['']);
+  });
+
+  it('refuses a document that is not a mapping', () => {
+    assert.deepEqual(problems(parseConfig('- a\n- b')), ['']);
+  });
+});
