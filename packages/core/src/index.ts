@@ -3,3 +3,7 @@ export * from './time.js';
 export * from './conditions.js';
 export * from './patch.js';
 export * from './annotations.js';
+export * from './log.js';
+export * from './store.js';
+export * from './watch.js';
+export * from './informer.js';

@@ -1,0 +1,321 @@
+/**
+ * Informer: a local, eventually consistent copy of one collection, kept by list-then-watch.
+ *
+ * Guarantees:
+ * - it never stalls silently: a watch that delivers nothing, not even a bookmark, for
+ *   `watchdogMs` is abandoned and reopened from the last resourceVersion (also when the
+ *   transport ignores the abort), and a watch that cannot be opened is retried with jittered
+ *   exponential backoff (p-retry) for as long as the informer runs;
+ * - resourceVersion advances with every event and bookmark, so a reopened watch resumes where
+ *   the last one stopped; 410 Gone (resourceVersion compacted away) triggers a relist;
+ * - a relist is turned into the events a watch would have delivered: `add` for new keys,
+ *   `update` for changed resourceVersions, `delete` (with the last known object) for keys gone;
+ * - the transform runs on every object before it is stored or emitted;
+ * - a throwing event handler is logged and never stops the informer.
+ */
+import { EventEmitter } from 'eventemitter3';
+import pRetry from 'p-retry';
+import { isGone, type KubeClient } from './client.js';
+import { silentLogger, type Logger } from './log.js';
+import { Store, objectKey, type KubeObject } from './store.js';
+import { kubeListWatch, type ListWatchTransport, type WatchEvent } from './watch.js';
+
+export interface InformerOptions<T> {
+  /** Needed unless `transport` is given. */
+  client?: KubeClient;
+  /** The collection's list path, e.g. `/api/v1/pods` or `/api/v1/namespaces/ns/pods`. */
+  path: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Applied to every object before it is stored, e.g. `stripManagedFields`. */
+  transform?: (obj: T) => T;
+  /** Restart a watch after this long without any event or bookmark; default 120 s. */
+  watchdogMs?: number;
+  logger?: Logger;
+  /** For logs and metrics; default `path`. */
+  name?: string;
+  /** Replaces the HTTP list/watch (tests script one). */
+  transport?: ListWatchTransport<T>;
+  /** Reconnect backoff: first delay and cap, before jitter (x1..2); default 800 ms and 30 s. */
+  backoff?: { minMs?: number; maxMs?: number };
+}
+
+export type InformerEvents<T> = {
+  add: [T];
+  update: [T, T];
+  delete: [T];
+  synced: [];
+  error: [Error];
+  relist: [string];
+};
+
+/** Raised (and emitted as `error`) when a watch went quiet for longer than the watchdog allows. */
+export class StalledWatchError extends Error {
+  constructor(name: string, ms: number) {
+    super(`watch ${name}: nothing received for ${ms} ms (not even a bookmark); reopening it`);
+    this.name = 'StalledWatchError';
+  }
+}
+
+export const DEFAULT_WATCHDOG_MS = 120_000;
+
+const noop = (): void => undefined;
+
+/** Drops `metadata.managedFields`, usually the largest part of a cached object and never needed by a controller. */
+export function stripManagedFields<T extends KubeObject>(obj: T): T {
+  if (!obj.metadata?.managedFields) return obj;
+  const { managedFields: _dropped, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
+}
+
+export class Informer<T extends KubeObject> extends EventEmitter<InformerEvents<T>> {
+  readonly store = new Store<T>();
+  readonly name: string;
+  private readonly transport: ListWatchTransport<T>;
+  private readonly transform: (obj: T) => T;
+  private readonly watchdogMs: number;
+  private readonly log: Logger;
+  private readonly minBackoffMs: number;
+  private readonly maxBackoffMs: number;
+  private rv = '';
+  private needList = true;
+  private relistReason = '';
+  private synced = false;
+  private abort: AbortController | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(opts: InformerOptions<T>) {
+    super();
+    this.name = opts.name ?? opts.path;
+    if (opts.transport) this.transport = opts.transport;
+    else if (opts.client) {
+      this.transport = kubeListWatch<T>(opts.client, {
+        path: opts.path,
+        labelSelector: opts.labelSelector,
+        fieldSelector: opts.fieldSelector,
+      });
+    } else throw new Error(`informer ${this.name}: give either a client or a transport`);
+    this.transform = opts.transform ?? ((obj) => obj);
+    this.watchdogMs = opts.watchdogMs ?? DEFAULT_WATCHDOG_MS;
+    this.log = (opts.logger ?? silentLogger()).child({ informer: this.name });
+    this.minBackoffMs = opts.backoff?.minMs ?? 800;
+    this.maxBackoffMs = opts.backoff?.maxMs ?? 30_000;
+  }
+
+  /** The resourceVersion the next watch resumes from. */
+  get resourceVersion(): string {
+    return this.rv;
+  }
+
+  start(): void {
+    if (this.running) return;
+    const abort = new AbortController();
+    this.abort = abort;
+    this.running = this.run(abort.signal);
+  }
+
+  async stop(): Promise<void> {
+    this.abort?.abort(new Error(`informer ${this.name} stopped`));
+    await this.running;
+    this.running = undefined;
+    this.abort = undefined;
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Resolves once the first list is in the store; rejects with the signal's reason if aborted first. */
+  waitForSync(signal?: AbortSignal): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const onSynced = (): void => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = (): void => {
+        this.off('synced', onSynced);
+        reject(signal?.reason instanceof Error ? signal.reason : new Error(`waiting for ${this.name} to sync was aborted`));
+      };
+      if (signal?.aborted) return onAbort();
+      this.once('synced', onSynced);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await pRetry(() => this.cycle(signal), {
+          retries: Infinity,
+          factor: 2,
+          minTimeout: this.minBackoffMs,
+          maxTimeout: this.maxBackoffMs,
+          randomize: true,
+          signal,
+          shouldRetry: () => true,
+          onFailedAttempt: ({ error, attemptNumber, retryDelay }) => {
+            this.log.warn({ err: error, attempt: attemptNumber, retryInMs: retryDelay }, 'list/watch failed; backing off');
+            this.safeEmit('error', error);
+          },
+        });
+      } catch (err) {
+        if (signal.aborted) return;
+        // p-retry gives up on programming errors (TypeError); keep the informer alive, slowly.
+        this.log.error({ err }, 'list/watch failed without retry; trying again after the maximum backoff');
+        this.safeEmit('error', asError(err));
+        await sleep(this.maxBackoffMs, signal);
+      }
+    }
+  }
+
+  /**
+   * One list (when needed) and one watch. Resolves when the next cycle should start at once
+   * (the watch made progress, or the server asked for a relist); throws to back off.
+   */
+  private async cycle(signal: AbortSignal): Promise<void> {
+    if (this.needList) await this.relist(signal);
+    const { progressed, error } = await this.watchOnce(signal);
+    if (signal.aborted) return;
+    if (error && isGone(error)) {
+      this.needList = true;
+      this.relistReason = `resourceVersion ${this.rv} is too old (410 Gone)`;
+      this.log.info({ resourceVersion: this.rv }, 'watch expired; relisting');
+      return;
+    }
+    if (progressed) {
+      if (error) {
+        this.log.info({ err: error }, 'watch broke after making progress; reopening');
+        this.safeEmit('error', error);
+      }
+      return;
+    }
+    throw error ?? new Error(`watch ${this.name}: the server closed the stream without sending anything`);
+  }
+
+  private async relist(signal: AbortSignal): Promise<void> {
+    const { items, resourceVersion } = await this.transport.list(signal);
+    const objects = items.map((obj) => this.applyTransform(obj));
+    const diff = this.store.replace(objects);
+    this.rv = resourceVersion;
+    this.needList = false;
+    for (const obj of diff.added) this.safeEmit('add', obj);
+    for (const { old, obj } of diff.updated) this.safeEmit('update', obj, old);
+    for (const obj of diff.deleted) this.safeEmit('delete', obj);
+    if (!this.synced) {
+      this.synced = true;
+      this.log.info({ objects: this.store.size, resourceVersion }, 'synced');
+      this.safeEmit('synced');
+    } else {
+      const reason = this.relistReason || 'relist';
+      this.log.info({ reason, added: diff.added.length, updated: diff.updated.length, deleted: diff.deleted.length }, 'relisted');
+      this.safeEmit('relist', reason);
+    }
+    this.relistReason = '';
+  }
+
+  /** Consumes one watch until it ends, fails or stalls; never throws. */
+  private async watchOnce(signal: AbortSignal): Promise<{ progressed: boolean; error?: Error }> {
+    const watch = new AbortController();
+    let stalled: StalledWatchError | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let wake: (() => void) | undefined;
+    const abandoned = new Promise<void>((resolve) => (wake = resolve));
+    const arm = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        stalled = new StalledWatchError(this.name, this.watchdogMs);
+        watch.abort(stalled);
+        wake?.();
+      }, this.watchdogMs);
+    };
+    const onStop = (): void => {
+      watch.abort(signal.reason);
+      wake?.();
+    };
+    signal.addEventListener('abort', onStop, { once: true });
+    let progressed = false;
+    let iterator: AsyncIterator<WatchEvent<T>> | undefined;
+    try {
+      arm();
+      iterator = this.transport.watch(this.rv, watch.signal)[Symbol.asyncIterator]();
+      for (;;) {
+        const next = iterator.next();
+        next.catch(noop);
+        const step = await Promise.race([next, abandoned.then(() => undefined)]);
+        if (step === undefined || watch.signal.aborted) break;
+        if (step.done) return { progressed };
+        arm();
+        progressed = true;
+        this.apply(step.value);
+      }
+      return { progressed, error: stalled ?? asError(signal.reason) };
+    } catch (err) {
+      return { progressed, error: stalled ?? asError(err) };
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onStop);
+      if (!watch.signal.aborted) watch.abort(new Error('watch finished'));
+      // Do not wait: a transport that ignores the abort must not hold the informer.
+      iterator?.return?.().catch(noop);
+    }
+  }
+
+  private apply(event: WatchEvent<T>): void {
+    const rv = event.object?.metadata?.resourceVersion;
+    switch (event.type) {
+      case 'BOOKMARK':
+        break;
+      case 'ADDED':
+      case 'MODIFIED': {
+        const obj = this.applyTransform(event.object);
+        const old = this.store.set(obj);
+        if (old === undefined) this.safeEmit('add', obj);
+        else this.safeEmit('update', obj, old);
+        break;
+      }
+      case 'DELETED': {
+        const obj = this.applyTransform(event.object);
+        this.store.remove(objectKey(obj));
+        this.safeEmit('delete', obj);
+        break;
+      }
+      default:
+        break;
+    }
+    if (rv) this.rv = rv;
+  }
+
+  private applyTransform(obj: T): T {
+    try {
+      return this.transform(obj);
+    } catch (err) {
+      this.log.error({ err, key: objectKey(obj) }, 'transform threw; caching the object untransformed');
+      return obj;
+    }
+  }
+
+  private safeEmit<E extends keyof InformerEvents<T>>(event: E, ...args: InformerEvents<T>[E]): void {
+    try {
+      (this.emit as (e: E, ...a: InformerEvents<T>[E]) => boolean)(event, ...args);
+    } catch (err) {
+      this.log.error({ err, event }, 'informer event handler threw');
+    }
+  }
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

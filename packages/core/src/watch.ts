@@ -1,0 +1,144 @@
+/**
+ * List and watch over HTTP: the transport an `Informer` drives.
+ *
+ * Guarantees:
+ * - `list` returns every object and the collection's resourceVersion, reading in pages and
+ *   falling back to one unpaged list when a continue token expired mid-way (as client-go does);
+ * - `watch` yields one event per line of the API's line-delimited JSON stream, bookmarks
+ *   included, and ends when the server ends the stream; an ERROR event is thrown as an
+ *   `ApiError` (410 for an expired resourceVersion, so `isGone` recognises it);
+ * - a watch has no client-side request timeout (it is not cut after N seconds however healthy);
+ *   liveness is the caller's inactivity watchdog, and the server's `timeoutSeconds` ends each
+ *   watch cleanly after 5 to 10 minutes so connections are recycled.
+ */
+import type { V1Status } from '@kubernetes/client-node';
+import { ApiError, isGone, type KubeClient, type Query } from './client.js';
+import type { KubeObject } from './store.js';
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface WatchEvent<T> {
+  type: WatchEventType;
+  object: T;
+}
+
+export interface ListResult<T> {
+  items: T[];
+  resourceVersion: string;
+}
+
+/** What an informer needs from the API; tests pass a scripted one. */
+export interface ListWatchTransport<T> {
+  list(signal: AbortSignal): Promise<ListResult<T>>;
+  /** Events after `resourceVersion`; the iterable ends when the server closes the stream. */
+  watch(resourceVersion: string, signal: AbortSignal): AsyncIterable<WatchEvent<T>>;
+}
+
+export interface KubeListWatchOptions {
+  path: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Objects per list page; default 500. */
+  pageSize?: number;
+}
+
+interface ListBody<T> {
+  apiVersion?: string;
+  kind?: string;
+  items?: T[];
+  metadata?: { resourceVersion?: string; continue?: string };
+}
+
+/** The real transport: list and watch `path` through `client`. */
+export function kubeListWatch<T extends KubeObject>(client: KubeClient, opts: KubeListWatchOptions): ListWatchTransport<T> {
+  const selectors: Query = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
+  const pageSize = opts.pageSize ?? 500;
+
+  async function listPaged(signal: AbortSignal, limit: number | undefined): Promise<ListResult<T>> {
+    const items: T[] = [];
+    let token: string | undefined;
+    for (;;) {
+      const body = await client.get<ListBody<T>>(opts.path, { ...selectors, limit, continue: token }, signal);
+      // List items come without apiVersion/kind; watch events carry them. Make both look alike.
+      const kind = body.kind?.replace(/List$/, '');
+      for (const item of body.items ?? []) {
+        item.apiVersion ??= body.apiVersion;
+        item.kind ??= kind;
+        items.push(item);
+      }
+      token = body.metadata?.continue || undefined;
+      if (!token) return { items, resourceVersion: body.metadata?.resourceVersion ?? '' };
+    }
+  }
+
+  return {
+    async list(signal) {
+      try {
+        return await listPaged(signal, pageSize);
+      } catch (err) {
+        // An expired continue token: the pages so far may be inconsistent with the rest.
+        if (isGone(err)) return listPaged(signal, undefined);
+        throw err;
+      }
+    },
+    async *watch(resourceVersion, signal) {
+      const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
+      const res = await client.stream({
+        path: opts.path,
+        query: { ...selectors, watch: true, allowWatchBookmarks: true, resourceVersion, timeoutSeconds },
+        signal,
+      });
+      try {
+        for await (const line of lines(res)) {
+          const event = parseEvent<T>(line, opts.path);
+          if (event) yield event;
+        }
+      } finally {
+        res.destroy();
+      }
+    },
+  };
+}
+
+/** Splits a byte stream into non-empty text lines. */
+export async function* lines(chunks: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+  let rest = '';
+  const decoder = new TextDecoder();
+  for await (const chunk of chunks) {
+    rest += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    let nl = rest.indexOf('\n');
+    while (nl >= 0) {
+      const line = rest.slice(0, nl).trim();
+      rest = rest.slice(nl + 1);
+      if (line) yield line;
+      nl = rest.indexOf('\n');
+    }
+  }
+  const last = (rest + decoder.decode()).trim();
+  if (last) yield last;
+}
+
+/** One watch line as an event; throws the API's ERROR events, skips lines that are not events. */
+export function parseEvent<T>(line: string, path: string): WatchEvent<T> | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch {
+    throw new Error(`watch ${path}: malformed event line: ${line.slice(0, 120)}`);
+  }
+  const event = raw as { type?: string; object?: unknown };
+  if (event.type === 'ERROR') {
+    const status = (event.object ?? {}) as V1Status;
+    const code = status.code ?? 500;
+    throw new ApiError(code, status.reason ?? 'Unknown', `watch ${path}: ${code} ${status.message ?? ''}`.trim(), status);
+  }
+  switch (event.type) {
+    case 'ADDED':
+    case 'MODIFIED':
+    case 'DELETED':
+    case 'BOOKMARK':
+      return { type: event.type, object: event.object as T };
+    default:
+      return undefined;
+  }
+}

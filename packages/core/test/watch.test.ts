@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'mocha';
+import { isGone } from '../src/client.js';
+import { lines, parseEvent } from '../src/watch.js';
+
+async function collect(chunks: (string | Buffer)[]): Promise<string[]> {
+  async function* source(): AsyncGenerator<string | Buffer> {
+    yield* chunks;
+  }
+  const out: string[] = [];
+  for await (const line of lines(source())) out.push(line);
+  return out;
+}
+
+describe('watch stream framing', () => {
+  it('splits line-delimited JSON across chunk boundaries', async () => {
+    assert.deepEqual(await collect(['{"a":', '1}\n{"b"', ':2}\n\n{"c":3}']), ['{"a":1}', '{"b":2}', '{"c":3}']);
+  });
+
+  it('decodes a multi-byte character split between chunks', async () => {
+    const bytes = Buffer.from('{"n":"é"}\n');
+    assert.deepEqual(await collect([bytes.subarray(0, 7), bytes.subarray(7)]), ['{"n":"é"}']);
+  });
+});
+
+describe('watch events', () => {
+  it('parses a bookmark', () => {
+    const ev = parseEvent('{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"7"}}}', '/api/v1/pods');
+    assert.equal(ev?.type, 'BOOKMARK');
+  });
+
+  it('throws an ERROR event with code 410 as an error isGone recognises', () => {
+    const line = '{"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"too old resource version: 1 (5)"}}';
+    assert.throws(() => parseEvent(line, '/api/v1/pods'), (err: unknown) => isGone(err));
+  });
+
+  it('names the path when a line is not JSON', () => {
+    assert.throws(() => parseEvent('not json', '/api/v1/pods'), /\/api\/v1\/pods: malformed/);
+  });
+
+  it('skips event types it does not know', () => {
+    assert.equal(parseEvent('{"type":"SOMETHING","object":{}}', '/x'), undefined);
+  });
+});
