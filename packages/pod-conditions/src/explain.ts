@@ -1,0 +1,359 @@
+/**
+ * explainPod: the stage a pod is stuck in and why, in one sentence a user can act on.
+ *
+ * Guarantees:
+ * - pure: the pod, its Events and the time are inputs; nothing is fetched;
+ * - the first unmet stage in start order is the one diagnosed (a pod cannot be stuck on its
+ *   readiness probe while it is unschedulable), using the container statuses first and the
+ *   Events as evidence, since statuses are current and Events may be stale;
+ * - every diagnosis names the object to look at (node, volume, image, container, gate) when known;
+ * - never throws on partial or malformed objects.
+ */
+import type { V1Container, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import { timeMs } from '@podlife/core';
+import { podCondition, readinessGateTypes } from './model.js';
+import { sandboxReady } from './sandbox.js';
+import { eventContainer, eventMessage, eventTimeMs, eventsOf, latestEvent } from './events.js';
+import type { PodEvent } from './events.js';
+import { formatDuration } from './duration.js';
+import type { StageName } from './timeline.js';
+
+export type DiagnosisCause =
+  | 'Ready'
+  | 'Succeeded'
+  | 'Failed'
+  | 'Terminating'
+  | 'FailedScheduling'
+  | 'WaitingForScheduler'
+  | 'FailedMount'
+  | 'FailedCreatePodSandBox'
+  | 'SandboxPending'
+  | 'InitContainerRunning'
+  | 'InitContainerFailed'
+  | 'ImagePullBackOff'
+  | 'CrashLoopBackOff'
+  | 'CreateContainerConfigError'
+  | 'ContainerWaiting'
+  | 'ReadinessProbeFailing'
+  | 'ContainersNotReady'
+  | 'ReadinessGateMissing'
+  | 'ReadinessGateFalse'
+  | 'Unknown';
+
+export interface Diagnosis {
+  /** The first stage not reached, or `ready` when the pod is ready (or finished). */
+  stage: StageName;
+  cause: DiagnosisCause;
+  /** One actionable sentence. */
+  sentence: string;
+  /** Container, volume, gate or node the sentence is about. */
+  subject?: string;
+  /** Epoch ms since when the pod has been in this situation, when known. */
+  sinceMs?: number;
+}
+
+const maxDetail = 240;
+
+function detail(text: string | undefined): string {
+  const line = (text ?? '').replace(/\s+/g, ' ').trim().replace(/\.$/, '');
+  return line.length > maxDetail ? `${line.slice(0, maxDetail - 1)}…` : line;
+}
+
+function podRef(pod: V1Pod): string {
+  const ns = pod.metadata?.namespace;
+  const name = pod.metadata?.name ?? '<unnamed>';
+  return ns ? `-n ${ns} ${name}` : name;
+}
+
+function diag(stage: StageName, cause: DiagnosisCause, sentence: string, extra: Partial<Diagnosis> = {}): Diagnosis {
+  const d: Diagnosis = { stage, cause, sentence };
+  if (extra.subject !== undefined) d.subject = extra.subject;
+  if (extra.sinceMs !== undefined) d.sinceMs = extra.sinceMs;
+  return d;
+}
+
+function forText(sinceMs: number | undefined, nowMs: number): string {
+  return sinceMs === undefined ? '' : ` for ${formatDuration(Math.max(0, nowMs - sinceMs))}`;
+}
+
+/** Why the pod is where it is. `events` are the pod's Events (any order, any incarnation). */
+export function explainPod(pod: V1Pod, events: readonly PodEvent[] | undefined, nowMs: number): Diagnosis {
+  const evs = eventsOf(pod, events);
+  const phase = pod.status?.phase;
+
+  if (pod.metadata?.deletionTimestamp) {
+    const since = timeMs(pod.metadata.deletionTimestamp);
+    const grace = pod.metadata.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds;
+    return diag(
+      'ready',
+      'Terminating',
+      `The pod is being deleted${grace !== undefined ? ` (grace period ${grace}s)` : ''}; if it stays, look for finalizers or an unreachable node.`,
+      since !== undefined ? { sinceMs: since } : {},
+    );
+  }
+  if (phase === 'Succeeded') return diag('ready', 'Succeeded', 'The pod has completed: every container exited successfully.');
+  if (phase === 'Failed') {
+    const why = pod.status?.reason ? ` (${pod.status.reason}${pod.status.message ? `: ${detail(pod.status.message)}` : ''})` : '';
+    const bad = firstFailedContainer(pod);
+    return diag(
+      'ready',
+      'Failed',
+      bad
+        ? `The pod has failed${why}: container ${bad.name} exited with code ${bad.code}; see kubectl logs ${podRef(pod)} -c ${bad.name}.`
+        : `The pod has failed${why}.`,
+      bad ? { subject: bad.name } : {},
+    );
+  }
+
+  return (
+    scheduling(pod, evs, nowMs) ??
+    sandbox(pod, evs, nowMs) ??
+    initialization(pod, evs, nowMs) ??
+    containers(pod, evs, nowMs) ??
+    gates(pod, nowMs) ??
+    diag('ready', 'Ready', 'The pod is ready.', readySince(pod))
+  );
+}
+
+function readySince(pod: V1Pod): Partial<Diagnosis> {
+  const t = timeMs(podCondition(pod, 'Ready')?.lastTransitionTime);
+  return t === undefined ? {} : { sinceMs: t };
+}
+
+function scheduling(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis | undefined {
+  if (pod.spec?.nodeName) return undefined;
+  const c = podCondition(pod, 'PodScheduled');
+  const e = latestEvent(evs, ['FailedScheduling']);
+  const since = timeMs(c?.lastTransitionTime) ?? timeMs(pod.metadata?.creationTimestamp);
+  const msg = c?.status === 'False' && c.message ? c.message : e ? eventMessage(e) : undefined;
+  if (msg !== undefined || c?.reason === 'Unschedulable') {
+    return diag(
+      'scheduled',
+      'FailedScheduling',
+      `The scheduler cannot place the pod${forText(since, nowMs)}: ${detail(msg ?? c?.reason)}; free capacity or relax its requests, node selector, affinity or tolerations.`,
+      since !== undefined ? { sinceMs: since } : {},
+    );
+  }
+  const scheduler = pod.spec?.schedulerName ?? 'default-scheduler';
+  return diag(
+    'scheduled',
+    'WaitingForScheduler',
+    `No scheduler has placed the pod yet${forText(since, nowMs)}; check that scheduler "${scheduler}" is running.`,
+    since !== undefined ? { sinceMs: since } : {},
+  );
+}
+
+function sandbox(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis | undefined {
+  const s = sandboxReady(pod, nowMs);
+  if (s.status === 'True') return undefined;
+  // Without the condition an Unknown sandbox is normal while images pull: let later stages speak unless an event says otherwise.
+  const node = pod.spec?.nodeName ?? '';
+  const mount = latestEvent(evs, ['FailedMount', 'FailedAttachVolume']);
+  const sb = latestEvent(evs, ['FailedCreatePodSandBox']);
+  const latest = mount && sb ? (eventTimeMs(mount) >= eventTimeMs(sb) ? mount : sb) : (mount ?? sb);
+  const since = s.sinceMs ?? timeMs(podCondition(pod, 'PodScheduled')?.lastTransitionTime);
+  if (latest && latest === mount) {
+    const volume = /volume "([^"]+)"/.exec(eventMessage(latest))?.[1];
+    return diag(
+      'sandbox',
+      'FailedMount',
+      `${volume ? `Volume "${volume}"` : 'A volume'} cannot be ${latest.reason === 'FailedAttachVolume' ? 'attached' : 'mounted'} on node ${node}: ${detail(eventMessage(latest))}; check that the Secret, ConfigMap or PersistentVolumeClaim it names exists and is reachable from that node.`,
+      { subject: volume ?? node, ...(since !== undefined ? { sinceMs: since } : {}) },
+    );
+  }
+  if (latest) {
+    return diag(
+      'sandbox',
+      'FailedCreatePodSandBox',
+      `The container runtime on node ${node} cannot create the pod sandbox: ${detail(eventMessage(latest))}; check the network plugin (CNI) and runtime on that node.`,
+      { subject: node, ...(since !== undefined ? { sinceMs: since } : {}) },
+    );
+  }
+  if (s.source === 'condition' || s.status === 'False') {
+    return diag(
+      'sandbox',
+      'SandboxPending',
+      `The kubelet on node ${node} has not finished the pod sandbox and its network${forText(since, nowMs)} and reports no error; check the kubelet and CNI logs on that node.`,
+      { subject: node, ...(since !== undefined ? { sinceMs: since } : {}) },
+    );
+  }
+  return undefined;
+}
+
+interface Status {
+  spec: V1Container | undefined;
+  status: V1ContainerStatus | undefined;
+  name: string;
+}
+
+function statuses(specs: V1Container[] | undefined, list: V1ContainerStatus[] | undefined): Status[] {
+  const byName = new Map((list ?? []).map((s) => [s.name, s]));
+  return (specs ?? []).map((spec) => ({ spec, status: byName.get(spec.name), name: spec.name }));
+}
+
+function initialization(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis | undefined {
+  if (podCondition(pod, 'Initialized')?.status === 'True') return undefined;
+  for (const c of statuses(pod.spec?.initContainers, pod.status?.initContainerStatuses)) {
+    // A native sidecar (restartPolicy Always) counts once started.
+    const sidecar = c.spec?.restartPolicy === 'Always';
+    const st = c.status;
+    if (st?.state?.terminated?.exitCode === 0 && !sidecar) continue;
+    if (sidecar && st?.started) continue;
+    const waiting = waitingProblem(pod, c, evs, nowMs, 'initialized', 'init container');
+    if (waiting) return waiting;
+    const term = st?.state?.terminated ?? st?.lastState?.terminated;
+    if (term && term.exitCode !== 0) {
+      return diag(
+        'initialized',
+        'InitContainerFailed',
+        `Init container ${c.name} failed with exit code ${term.exitCode}${term.reason ? ` (${term.reason})` : ''} after ${st?.restartCount ?? 0} restarts; see kubectl logs ${podRef(pod)} -c ${c.name}.`,
+        { subject: c.name },
+      );
+    }
+    const started = timeMs(st?.state?.running?.startedAt);
+    if (st?.state?.running) {
+      return diag(
+        'initialized',
+        'InitContainerRunning',
+        `Init container ${c.name} is still running${forText(started, nowMs)}; the app containers start when it completes, see kubectl logs ${podRef(pod)} -c ${c.name}.`,
+        { subject: c.name, ...(started !== undefined ? { sinceMs: started } : {}) },
+      );
+    }
+    return undefined;
+  }
+  return undefined;
+}
+
+function waitingProblem(
+  pod: V1Pod,
+  c: Status,
+  evs: PodEvent[],
+  nowMs: number,
+  stage: StageName,
+  what: string,
+): Diagnosis | undefined {
+  const waiting = c.status?.state?.waiting;
+  const reason = waiting?.reason;
+  if (!reason) return undefined;
+  const image = c.spec?.image ?? c.status?.image ?? '<no image>';
+  if (reason === 'ImagePullBackOff' || reason === 'ErrImagePull' || reason === 'InvalidImageName' || reason === 'ErrImageNeverPull') {
+    const failed = evs.filter((e) => e.reason === 'Failed' && eventContainer(e) === c.name).at(-1);
+    const why = detail(waiting?.message ?? (failed ? eventMessage(failed) : reason));
+    return diag(
+      stage,
+      'ImagePullBackOff',
+      `Image "${image}" of ${what} ${c.name} cannot be pulled (${reason}: ${why}); check the image name and tag, registry access and imagePullSecrets.`,
+      { subject: c.name },
+    );
+  }
+  if (reason === 'CrashLoopBackOff') {
+    const last = c.status?.lastState?.terminated;
+    const code = last ? `exit code ${last.exitCode}${last.reason ? ` ${last.reason}` : ''}` : 'no exit code reported';
+    return diag(
+      stage,
+      'CrashLoopBackOff',
+      `${capitalize(what)} ${c.name} keeps crashing (${code}, ${c.status?.restartCount ?? 0} restarts); see kubectl logs ${podRef(pod)} -c ${c.name} --previous.`,
+      { subject: c.name },
+    );
+  }
+  if (reason === 'CreateContainerConfigError' || reason === 'CreateContainerError') {
+    return diag(
+      stage,
+      'CreateContainerConfigError',
+      `${capitalize(what)} ${c.name} cannot be created: ${detail(waiting?.message ?? reason)}; create the missing ConfigMap or Secret key or fix the container spec.`,
+      { subject: c.name },
+    );
+  }
+  if (reason === 'ContainerCreating' || reason === 'PodInitializing') return undefined;
+  return diag(
+    stage,
+    'ContainerWaiting',
+    `${capitalize(what)} ${c.name} is waiting (${reason}${waiting?.message ? `: ${detail(waiting.message)}` : ''}); see kubectl describe pod ${podRef(pod)}.`,
+    { subject: c.name },
+  );
+}
+
+function capitalize(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+function containers(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis | undefined {
+  if (podCondition(pod, 'ContainersReady')?.status === 'True') return undefined;
+  const all = statuses(pod.spec?.containers, pod.status?.containerStatuses);
+  for (const c of all) {
+    const problem = waitingProblem(pod, c, evs, nowMs, 'containersReady', 'container');
+    if (problem) return problem;
+  }
+  const notReady = all.filter((c) => c.status?.ready !== true);
+  for (const c of notReady) {
+    if (!c.status?.state?.running) continue;
+    const unhealthy = evs
+      .filter((e) => e.reason === 'Unhealthy' && eventContainer(e) === c.name && /readiness probe/i.test(eventMessage(e)))
+      .at(-1);
+    if (unhealthy) {
+      return diag(
+        'containersReady',
+        'ReadinessProbeFailing',
+        `Container ${c.name} is running but its readiness probe fails (${detail(eventMessage(unhealthy))}); fix what the probe checks or the probe itself.`,
+        { subject: c.name, sinceMs: eventTimeMs(unhealthy) },
+      );
+    }
+    if (c.spec?.readinessProbe) {
+      const started = timeMs(c.status.state.running.startedAt);
+      return diag(
+        'containersReady',
+        'ReadinessProbeFailing',
+        `Container ${c.name} has been running${forText(started, nowMs)} but its readiness probe has not passed yet; check what the probe checks.`,
+        { subject: c.name, ...(started !== undefined ? { sinceMs: started } : {}) },
+      );
+    }
+  }
+  const pending = notReady[0];
+  if (pending) {
+    const since = timeMs(podCondition(pod, 'ContainersReady')?.lastTransitionTime);
+    return diag(
+      'containersReady',
+      'ContainersNotReady',
+      `Container ${pending.name} is not ready yet${forText(since, nowMs)}${pending.status?.state?.waiting?.reason ? ` (${pending.status.state.waiting.reason})` : ''}; see kubectl describe pod ${podRef(pod)}.`,
+      { subject: pending.name, ...(since !== undefined ? { sinceMs: since } : {}) },
+    );
+  }
+  return undefined;
+}
+
+function gates(pod: V1Pod, nowMs: number): Diagnosis | undefined {
+  if (podCondition(pod, 'Ready')?.status === 'True') return undefined;
+  for (const gate of readinessGateTypes(pod)) {
+    const c = podCondition(pod, gate);
+    if (!c) {
+      return diag(
+        'ready',
+        'ReadinessGateMissing',
+        `Readiness gate "${gate}" has no condition on the pod; the controller that owns it is not running or does not watch this pod.`,
+        { subject: gate },
+      );
+    }
+    if (c.status !== 'True') {
+      const since = timeMs(c.lastTransitionTime);
+      const why = c.reason || c.message ? ` (${[c.reason, detail(c.message)].filter(Boolean).join(': ')})` : '';
+      return diag(
+        'ready',
+        'ReadinessGateFalse',
+        `Readiness gate "${gate}" is ${c.status}${why}${forText(since, nowMs)}; the controller that owns it decides when it turns True.`,
+        { subject: gate, ...(since !== undefined ? { sinceMs: since } : {}) },
+      );
+    }
+  }
+  if (podCondition(pod, 'ContainersReady')?.status === 'True') {
+    return diag('ready', 'Unknown', 'Containers are ready but the kubelet has not reported the pod Ready yet; wait for its next status update.');
+  }
+  return undefined;
+}
+
+function firstFailedContainer(pod: V1Pod): { name: string; code: number } | undefined {
+  for (const cs of pod.status?.containerStatuses ?? []) {
+    const t = cs.state?.terminated;
+    if (t && t.exitCode !== 0) return { name: cs.name, code: t.exitCode };
+  }
+  return undefined;
+}

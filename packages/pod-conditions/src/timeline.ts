@@ -1,0 +1,176 @@
+/**
+ * The start timeline of a pod: when it passed each stage, and how long each took.
+ *
+ * Guarantees:
+ * - stages are ordered by the time they were reached, never by an assumed order: without init
+ *   containers the kubelet sets `Initialized` at pod start, which can precede the sandbox condition
+ *   (KEP-3085 discusses this), and the timeline shows it that way;
+ * - a stage's duration runs from the previous reached stage (or the pod's creation) to its own time;
+ * - stages not reached follow in canonical order; the first of them runs until `nowMs` (the one the pod
+ *   is waiting in), the others have no time;
+ * - with Events, image pulls appear as extra spans (`kind: 'pull'`) and a missing scheduling time is
+ *   taken from the `Scheduled` event.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import { timeMs } from '@podlife/core';
+import { podCondition } from './model.js';
+import { firstContainerStartMs } from './sandbox.js';
+import { eventContainer, eventFirstMs, eventTimeMs, eventsOf } from './events.js';
+import type { PodEvent } from './events.js';
+
+export type StageName = 'scheduled' | 'sandbox' | 'initialized' | 'containersReady' | 'ready';
+
+export const stageOrder: readonly StageName[] = ['scheduled', 'sandbox', 'initialized', 'containersReady', 'ready'];
+
+export const stageLabels: Readonly<Record<StageName, string>> = {
+  scheduled: 'scheduled',
+  sandbox: 'sandbox & network',
+  initialized: 'initialized',
+  containersReady: 'containers ready',
+  ready: 'ready',
+};
+
+const stageCondition: Readonly<Record<StageName, string>> = {
+  scheduled: 'PodScheduled',
+  sandbox: 'PodReadyToStartContainers',
+  initialized: 'Initialized',
+  containersReady: 'ContainersReady',
+  ready: 'Ready',
+};
+
+export interface TimelineEntry {
+  kind: 'stage' | 'pull';
+  /** A stage name, or `pull:<container>`. */
+  key: string;
+  label: string;
+  /** reached: done; waiting: the pod is in it now; not-reached: a later stage. */
+  state: 'reached' | 'waiting' | 'not-reached';
+  /** Where the time came from. */
+  source: 'condition' | 'inferred' | 'event' | 'none';
+  startMs?: number;
+  endMs?: number;
+  durationMs?: number;
+}
+
+export interface PodTimeline {
+  createdMs?: number;
+  /** Stages ordered by time reached, then the rest; pulls are in `pulls`, ordered by start. */
+  stages: TimelineEntry[];
+  pulls: TimelineEntry[];
+  /** From creation to Ready (or to `nowMs` while not ready). */
+  totalMs?: number;
+}
+
+interface Reached {
+  stage: StageName;
+  atMs: number;
+  source: TimelineEntry['source'];
+}
+
+function reachedAt(pod: V1Pod, stage: StageName, events: readonly PodEvent[]): Reached | undefined {
+  const c = podCondition(pod, stageCondition[stage]);
+  if (c?.status === 'True') {
+    const at = timeMs(c.lastTransitionTime);
+    if (at !== undefined) return { stage, atMs: at, source: 'condition' };
+  }
+  if (c) return undefined;
+  // No condition at all: infer what can be inferred.
+  if (stage === 'scheduled') {
+    const e = events.find((x) => x.reason === 'Scheduled');
+    if (e) return { stage, atMs: eventTimeMs(e), source: 'event' };
+  }
+  if (stage === 'sandbox' && pod.spec?.nodeName) {
+    const started = firstContainerStartMs(pod);
+    if (started !== undefined) return { stage, atMs: started, source: 'inferred' };
+  }
+  return undefined;
+}
+
+/** The pod's start timeline. `nowMs` bounds the stage the pod is waiting in. */
+export function podTimeline(pod: V1Pod, events?: readonly PodEvent[], nowMs?: number): PodTimeline {
+  const evs = eventsOf(pod, events);
+  const createdMs = timeMs(pod.metadata?.creationTimestamp);
+  const reached: Reached[] = [];
+  for (const stage of stageOrder) {
+    const r = reachedAt(pod, stage, evs);
+    if (r) reached.push(r);
+  }
+  // Stable sort keeps the canonical order among equal times (conditions have second precision).
+  reached.sort((a, b) => a.atMs - b.atMs);
+
+  const stages: TimelineEntry[] = [];
+  let prev = createdMs;
+  for (const r of reached) {
+    const start = prev ?? r.atMs;
+    const entry: TimelineEntry = {
+      kind: 'stage',
+      key: r.stage,
+      label: stageLabels[r.stage],
+      state: 'reached',
+      source: r.source,
+      startMs: start,
+      endMs: r.atMs,
+      durationMs: Math.max(0, r.atMs - start),
+    };
+    stages.push(entry);
+    prev = prev === undefined ? r.atMs : Math.max(prev, r.atMs);
+  }
+  const done = new Set(reached.map((r) => r.stage));
+  let waiting = pod.metadata?.deletionTimestamp === undefined && !isTerminal(pod);
+  for (const stage of stageOrder) {
+    if (done.has(stage)) continue;
+    const entry: TimelineEntry = { kind: 'stage', key: stage, label: stageLabels[stage], state: 'not-reached', source: 'none' };
+    if (waiting) {
+      entry.state = 'waiting';
+      if (prev !== undefined) {
+        entry.startMs = prev;
+        if (nowMs !== undefined) {
+          entry.endMs = Math.max(prev, nowMs);
+          entry.durationMs = entry.endMs - prev;
+        }
+      }
+      waiting = false;
+    }
+    stages.push(entry);
+  }
+
+  const readyEntry = stages.find((s) => s.key === 'ready' && s.state === 'reached');
+  const end = readyEntry?.endMs ?? nowMs;
+  const timeline: PodTimeline = { stages, pulls: imagePulls(evs, nowMs) };
+  if (createdMs !== undefined) {
+    timeline.createdMs = createdMs;
+    if (end !== undefined) timeline.totalMs = Math.max(0, end - createdMs);
+  }
+  return timeline;
+}
+
+function isTerminal(pod: V1Pod): boolean {
+  return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+}
+
+/** First `Pulling` to the following `Pulled` per container; a pull still going runs to `nowMs`. */
+function imagePulls(events: readonly PodEvent[], nowMs: number | undefined): TimelineEntry[] {
+  const pulls = new Map<string, TimelineEntry>();
+  for (const e of events) {
+    const container = eventContainer(e);
+    if (!container) continue;
+    const key = `pull:${container}`;
+    if (e.reason === 'Pulling' && !pulls.has(key)) {
+      const start = eventFirstMs(e);
+      const entry: TimelineEntry = { kind: 'pull', key, label: `pull ${container}`, state: 'waiting', source: 'event', startMs: start };
+      if (nowMs !== undefined) {
+        entry.endMs = Math.max(start, nowMs);
+        entry.durationMs = entry.endMs - start;
+      }
+      pulls.set(key, entry);
+    } else if (e.reason === 'Pulled') {
+      const entry = pulls.get(key);
+      if (entry?.startMs !== undefined && entry.state === 'waiting') {
+        entry.state = 'reached';
+        entry.endMs = Math.max(entry.startMs, eventTimeMs(e));
+        entry.durationMs = entry.endMs - entry.startMs;
+      }
+    }
+  }
+  return [...pulls.values()].sort((a, b) => (a.startMs ?? 0) - (b.startMs ?? 0));
+}

@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import { explainPod } from '../src/index.js';
+import type { Diagnosis } from '../src/index.js';
+import { event, ms, pod, startedPod } from './fixtures.js';
+
+const now = ms(120);
+/** Every sentence is one sentence: it ends with a period and has none in the middle followed by a capital. */
+function assertOneSentence(d: Diagnosis): void {
+  assert.match(d.sentence, /\.$/);
+  assert.doesNotMatch(d.sentence.slice(0, -1), /\.\s+[A-Z]/);
+}
+
+describe('explainPod', () => {
+  it('says a ready pod is ready', () => {
+    const d = explainPod(startedPod().build(), [], now);
+    assert.deepEqual([d.stage, d.cause, d.sentence], ['ready', 'Ready', 'The pod is ready.']);
+  });
+
+  describe('scheduling', () => {
+    it('explains FailedScheduling from the PodScheduled condition', () => {
+      const p = pod().container('app').condition('PodScheduled', 'False', 0, 'Unschedulable', '0/3 nodes are available: 3 Insufficient cpu.').build();
+      const d = explainPod(p, [], now);
+      assert.deepEqual([d.stage, d.cause], ['scheduled', 'FailedScheduling']);
+      assert.match(d.sentence, /cannot place the pod for 2m00s: 0\/3 nodes are available: 3 Insufficient cpu; free capacity/);
+      assertOneSentence(d);
+    });
+
+    it('explains FailedScheduling from the event when the condition has no message', () => {
+      const p = pod().container('app').build();
+      const d = explainPod(p, [event('FailedScheduling', '0/1 nodes are available: 1 node(s) had untolerated taint.', 30)], now);
+      assert.equal(d.cause, 'FailedScheduling');
+      assert.match(d.sentence, /untolerated taint/);
+    });
+
+    it('points at the scheduler when nothing has looked at the pod', () => {
+      const d = explainPod(pod().container('app').build(), [], now);
+      assert.equal(d.cause, 'WaitingForScheduler');
+      assert.match(d.sentence, /scheduler "default-scheduler" is running/);
+    });
+  });
+
+  describe('sandbox', () => {
+    const scheduled = () => pod().container('app').scheduled(1).condition('PodReadyToStartContainers', 'False', 1);
+
+    it('explains FailedCreatePodSandBox as a network plugin problem on the node', () => {
+      const msg = 'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "abc": plugin type="calico" failed (add): connection refused';
+      const d = explainPod(scheduled().build(), [event('FailedCreatePodSandBox', msg, 40)], now);
+      assert.deepEqual([d.stage, d.cause, d.subject], ['sandbox', 'FailedCreatePodSandBox', 'node-a']);
+      assert.match(d.sentence, /on node node-a cannot create the pod sandbox: .*calico.*; check the network plugin \(CNI\)/);
+      assertOneSentence(d);
+    });
+
+    it('explains FailedMount naming the volume', () => {
+      const msg = 'MountVolume.SetUp failed for volume "config" : configmap "web-config" not found';
+      const d = explainPod(scheduled().build(), [event('FailedMount', msg, 50)], now);
+      assert.deepEqual([d.cause, d.subject], ['FailedMount', 'config']);
+      assert.match(d.sentence, /^Volume "config" cannot be mounted on node node-a: .*web-config.*; check that the Secret, ConfigMap/);
+      assertOneSentence(d);
+    });
+
+    it('uses the most recent of mount and sandbox failures', () => {
+      const evs = [event('FailedMount', 'MountVolume.SetUp failed for volume "x"', 10), event('FailedCreatePodSandBox', 'cni down', 60)];
+      assert.equal(explainPod(scheduled().build(), evs, now).cause, 'FailedCreatePodSandBox');
+    });
+
+    it('reports a sandbox that is not ready without any error event', () => {
+      const d = explainPod(scheduled().build(), [], now);
+      assert.equal(d.cause, 'SandboxPending');
+      assert.match(d.sentence, /for 1m59s/);
+    });
+
+    it('diagnoses the sandbox on 1.25-1.27 clusters from PodHasNetwork', () => {
+      const p = pod().container('app').scheduled(1).condition('PodHasNetwork', 'False', 1).build();
+      assert.equal(explainPod(p, [event('FailedCreatePodSandBox', 'no IPs left', 5)], now).cause, 'FailedCreatePodSandBox');
+    });
+
+    it('still sees sandbox failures on clusters without the condition', () => {
+      const p = pod().container('app').scheduled(1).build();
+      assert.equal(explainPod(p, [event('FailedCreatePodSandBox', 'no IPs left', 5)], now).cause, 'FailedCreatePodSandBox');
+    });
+  });
+
+  describe('containers', () => {
+    const up = () => pod().scheduled(1).ips('10.0.0.2').condition('PodReadyToStartContainers', 'True', 2).condition('Initialized', 'True', 2);
+
+    it('explains an image pull back-off naming the image', () => {
+      const p = up().container('app', { image: 'example.com/app:typo' }).waiting('app', 'ImagePullBackOff', 'Back-off pulling image "example.com/app:typo"').build();
+      const d = explainPod(p, [], now);
+      assert.deepEqual([d.stage, d.cause, d.subject], ['containersReady', 'ImagePullBackOff', 'app']);
+      assert.match(d.sentence, /Image "example\.com\/app:typo" of container app cannot be pulled .*imagePullSecrets\.$/);
+      assertOneSentence(d);
+    });
+
+    it('explains CrashLoopBackOff with the last exit code and the logs command', () => {
+      const p = up().container('app').waiting('app', 'CrashLoopBackOff', 'back-off 40s').lastTerminated('app', 1, 'Error', 4).build();
+      const d = explainPod(p, [], now);
+      assert.equal(d.cause, 'CrashLoopBackOff');
+      assert.match(d.sentence, /Container app keeps crashing \(exit code 1 Error, 4 restarts\); see kubectl logs -n default web -c app --previous\./);
+    });
+
+    it('explains a failing readiness probe from the Unhealthy event', () => {
+      const p = up().container('app', { readinessProbe: true }).running('app', 3).condition('ContainersReady', 'False', 2).build();
+      const evs = [event('Unhealthy', 'Readiness probe failed: HTTP probe failed with statuscode: 503', 100, { container: 'app' })];
+      const d = explainPod(p, evs, now);
+      assert.deepEqual([d.cause, d.subject], ['ReadinessProbeFailing', 'app']);
+      assert.match(d.sentence, /readiness probe fails \(Readiness probe failed: HTTP probe failed with statuscode: 503\)/);
+      assertOneSentence(d);
+    });
+
+    it('ignores liveness probe failures when explaining readiness', () => {
+      const p = up().container('app').running('app', 3).build();
+      const evs = [event('Unhealthy', 'Liveness probe failed: timeout', 100, { container: 'app' })];
+      assert.equal(explainPod(p, evs, now).cause, 'ContainersNotReady');
+    });
+
+    it('explains a readiness probe that has not passed yet', () => {
+      const p = up().container('app', { readinessProbe: true }).running('app', 60).build();
+      const d = explainPod(p, [], now);
+      assert.equal(d.cause, 'ReadinessProbeFailing');
+      assert.match(d.sentence, /running for 1m00s but its readiness probe has not passed yet/);
+    });
+
+    it('explains a missing ConfigMap key', () => {
+      const p = up().container('app').waiting('app', 'CreateContainerConfigError', 'configmap "x" not found').build();
+      assert.equal(explainPod(p, [], now).cause, 'CreateContainerConfigError');
+    });
+
+    it('explains an init container that keeps crashing before the app containers', () => {
+      const p = pod().scheduled(1).ips('10.0.0.2').condition('PodReadyToStartContainers', 'True', 2).condition('Initialized', 'False', 2)
+        .initContainer('migrate').container('app').waiting('migrate', 'CrashLoopBackOff').lastTerminated('migrate', 2).build();
+      const d = explainPod(p, [], now);
+      assert.deepEqual([d.stage, d.cause, d.subject], ['initialized', 'CrashLoopBackOff', 'migrate']);
+      assert.match(d.sentence, /^Init container migrate keeps crashing/);
+    });
+
+    it('explains a running init container', () => {
+      const p = pod().scheduled(1).ips('10.0.0.2').condition('PodReadyToStartContainers', 'True', 2).condition('Initialized', 'False', 2)
+        .initContainer('migrate').container('app').running('migrate', 3).build();
+      assert.equal(explainPod(p, [], now).cause, 'InitContainerRunning');
+    });
+  });
+
+  describe('readiness gates', () => {
+    it('explains a gate whose condition is missing', () => {
+      const p = startedPod().gate('example.com/lb-registered').condition('Ready', 'False', 6, 'ReadinessGatesNotReady').build();
+      const d = explainPod(p, [], now);
+      assert.deepEqual([d.stage, d.cause, d.subject], ['ready', 'ReadinessGateMissing', 'example.com/lb-registered']);
+      assert.match(d.sentence, /the controller that owns it is not running or does not watch this pod\.$/);
+      assertOneSentence(d);
+    });
+
+    it('explains a gate that is False with its reason', () => {
+      const p = startedPod().gate('example.com/lb-registered').condition('Ready', 'False', 6)
+        .condition('example.com/lb-registered', 'False', 7, 'TargetUnhealthy', 'target 10.1.0.7 draining').build();
+      const d = explainPod(p, [], now);
+      assert.equal(d.cause, 'ReadinessGateFalse');
+      assert.match(d.sentence, /"example\.com\/lb-registered" is False \(TargetUnhealthy: target 10\.1\.0\.7 draining\) for 1m53s/);
+    });
+  });
+
+  describe('ends of life', () => {
+    it('explains a failed pod with the failing container', () => {
+      const p = pod().container('app').scheduled(1).terminated('app', 137, 2, 9, 'OOMKilled').phase('Failed').build();
+      const d = explainPod(p, [], now);
+      assert.equal(d.cause, 'Failed');
+      assert.match(d.sentence, /container app exited with code 137/);
+    });
+
+    it('explains a pod being deleted', () => {
+      assert.equal(explainPod(startedPod().deleting(100).build(), [], now).cause, 'Terminating');
+    });
+
+    it('never throws on an empty object', () => {
+      assert.equal(explainPod({}, undefined, now).cause, 'WaitingForScheduler');
+    });
+  });
+});
