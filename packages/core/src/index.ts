@@ -7,3 +7,5 @@ export * from './log.js';
 export * from './store.js';
 export * from './watch.js';
 export * from './informer.js';
+export * from './metrics.js';
+export * from './controller.js';
