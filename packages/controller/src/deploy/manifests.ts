@@ -1,0 +1,257 @@
+/**
+ * The deploy manifests, generated from code so that they cannot drift from the permissions in
+ * `rbac/rules.ts` or from the controller's flags (the checked-in files under deploy/ are this
+ * output; a unit test compares them).
+ *
+ * Guarantees:
+ * - one ServiceAccount, and per enabled controller a least-privilege ClusterRole (or, with
+ *   namespace scoping, a Role in each scoped namespace for the pod rules) bound to it;
+ * - the webhook can never block pod creation: failurePolicy Ignore, an objectSelector that only
+ *   lets opted-in pods through, and the system namespaces excluded (docs/adr/0060).
+ */
+import { stringify } from 'yaml';
+import { controllerPermissions, leaderElectionRules, type PolicyRule } from '../rbac/rules.js';
+import type { ControllerName } from '../options/flags.js';
+
+export interface KubeManifest {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  [field: string]: unknown;
+}
+
+export interface DeployOptions {
+  namespace: string;
+  image: string;
+  controllers: readonly ControllerName[];
+  /** Scoped namespaces; empty means cluster-wide. */
+  namespaces: readonly string[];
+  replicas: number;
+  leaseName: string;
+}
+
+/** Label a pod carries to be sent to the webhook (the objectSelector). */
+export const WEBHOOK_OPT_IN_LABEL = 'podlife.dev/admission';
+export const WEBHOOK_OPT_IN_VALUE = 'enabled';
+export const WEBHOOK_PATH = '/mutate-pods';
+export const SERVICE_ACCOUNT = 'podlife-controller';
+
+export const defaultDeployOptions: DeployOptions = {
+  namespace: 'podlife-system',
+  image: 'podlife/podlife-controller:0.1.0',
+  controllers: ['keystone', 'network-conditions', 'node-readiness'],
+  namespaces: [],
+  replicas: 2,
+  leaseName: 'podlife-controller',
+};
+
+const appLabels = { 'app.kubernetes.io/name': 'podlife-controller', 'app.kubernetes.io/part-of': 'podlife' };
+
+export function namespaceManifest(o: DeployOptions): KubeManifest[] {
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: o.namespace, labels: { ...appLabels, 'pod-security.kubernetes.io/enforce': 'restricted' } },
+    },
+  ];
+}
+
+export function rbacManifests(o: DeployOptions): KubeManifest[] {
+  const subject = [{ kind: 'ServiceAccount', name: SERVICE_ACCOUNT, namespace: o.namespace }];
+  const out: KubeManifest[] = [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: SERVICE_ACCOUNT, namespace: o.namespace, labels: appLabels } },
+  ];
+  const roleRef = (kind: 'ClusterRole' | 'Role', name: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind, name });
+  for (const name of o.controllers) {
+    const perms = controllerPermissions[name];
+    const roleName = `podlife-${name}`;
+    const clusterRules: PolicyRule[] = o.namespaces.length === 0 ? [...perms.cluster, ...perms.namespaced] : perms.cluster;
+    if (clusterRules.length > 0) {
+      out.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: roleName, labels: appLabels }, rules: clusterRules });
+      out.push({
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: roleName, labels: appLabels },
+        roleRef: roleRef('ClusterRole', roleName),
+        subjects: subject,
+      });
+    }
+    if (o.namespaces.length > 0 && perms.namespaced.length > 0) {
+      for (const ns of o.namespaces) {
+        out.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: roleName, namespace: ns, labels: appLabels }, rules: perms.namespaced });
+        out.push({
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'RoleBinding',
+          metadata: { name: roleName, namespace: ns, labels: appLabels },
+          roleRef: roleRef('Role', roleName),
+          subjects: subject,
+        });
+      }
+    }
+  }
+  const leader = 'podlife-leader-election';
+  out.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: leader, namespace: o.namespace, labels: appLabels }, rules: leaderElectionRules(o.leaseName) });
+  out.push({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: leader, namespace: o.namespace, labels: appLabels },
+    roleRef: roleRef('Role', leader),
+    subjects: subject,
+  });
+  return out;
+}
+
+export const exampleConfig = `# podlife-controller configuration: settings only the cluster admin chooses.
+# Pod annotations can only name these (exec:<name>); they never choose a command or an image.
+execCommands: {}
+#  drain-envoy: ["/usr/local/bin/pilot-agent", "request", "POST", "quitquitquit"]
+# ephemeralContainer:
+#   image: busybox:1.36        # for distroless sidecars: signals their PID 1 or POSTs to 127.0.0.1
+keystoneLimit: 1
+defaultStrategy: auto          # auto: exec, then an ephemeral container when exec is impossible
+namespaces: []                 # empty: every namespace (see also --namespace)
+`;
+
+export function configManifests(o: DeployOptions): KubeManifest[] {
+  return [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'podlife-config', namespace: o.namespace, labels: appLabels }, data: { 'config.yaml': exampleConfig } }];
+}
+
+export function deploymentManifests(o: DeployOptions): KubeManifest[] {
+  const args = [
+    `--controllers=${o.controllers.join(',')}`,
+    ...o.namespaces.map((ns) => `--namespace=${ns}`),
+    '--config=/etc/podlife/config/config.yaml',
+    '--leader-elect',
+    `--leader-election-id=${o.leaseName}`,
+    '--webhook-port=9443',
+    '--tls-cert-file=/etc/podlife/tls/tls.crt',
+    '--tls-key-file=/etc/podlife/tls/tls.key',
+    '--metrics-port=8080',
+    '--health-port=8081',
+  ];
+  const deployment: KubeManifest = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'podlife-controller', namespace: o.namespace, labels: appLabels },
+    spec: {
+      replicas: o.replicas,
+      selector: { matchLabels: appLabels },
+      template: {
+        metadata: { labels: appLabels },
+        spec: {
+          serviceAccountName: SERVICE_ACCOUNT,
+          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          // Lease renewal and graceful shutdown both fit in 30 s.
+          terminationGracePeriodSeconds: 30,
+          containers: [
+            {
+              name: 'controller',
+              image: o.image,
+              args,
+              env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }],
+              ports: [
+                { name: 'webhook', containerPort: 9443 },
+                { name: 'metrics', containerPort: 8080 },
+                { name: 'health', containerPort: 8081 },
+              ],
+              readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
+              livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, periodSeconds: 10, failureThreshold: 3 },
+              resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ['ALL'] },
+              },
+              volumeMounts: [
+                { name: 'config', mountPath: '/etc/podlife/config', readOnly: true },
+                { name: 'tls', mountPath: '/etc/podlife/tls', readOnly: true },
+              ],
+            },
+          ],
+          volumes: [
+            { name: 'config', configMap: { name: 'podlife-config' } },
+            // Mounted as a directory (not subPath) so that rotations reach the pod and are reloaded.
+            { name: 'tls', secret: { secretName: 'podlife-webhook-tls' } },
+          ],
+        },
+      },
+    },
+  };
+  const service: KubeManifest = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'podlife-controller', namespace: o.namespace, labels: appLabels },
+    spec: {
+      selector: appLabels,
+      ports: [
+        { name: 'webhook', port: 443, targetPort: 'webhook' },
+        { name: 'metrics', port: 8080, targetPort: 'metrics' },
+      ],
+    },
+  };
+  return [deployment, service];
+}
+
+export function webhookManifests(o: DeployOptions): KubeManifest[] {
+  return [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: {
+        name: 'podlife',
+        labels: appLabels,
+        // caBundle: filled in by cert-manager's CA injector, or set it by hand to the CA of the Secret.
+        annotations: { 'cert-manager.io/inject-ca-from': `${o.namespace}/podlife-webhook` },
+      },
+      webhooks: [webhookEntry({ service: { namespace: o.namespace, name: 'podlife-controller', path: WEBHOOK_PATH, port: 443 } }, o)],
+    },
+  ];
+}
+
+/** One webhook entry; `clientConfig` is a Service in a cluster or a URL outside one (tests). */
+export function webhookEntry(clientConfig: Record<string, unknown>, o: Pick<DeployOptions, 'namespace' | 'namespaces'>): Record<string, unknown> {
+  const namespaceSelector =
+    o.namespaces.length > 0
+      ? { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [...o.namespaces] }] }
+      : { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'kube-node-lease', o.namespace] }] };
+  return {
+    name: 'pods.podlife.dev',
+    admissionReviewVersions: ['v1'],
+    clientConfig,
+    rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }],
+    // A webhook outage must never stop pods from being created: the conversion it makes is an
+    // optimisation (the controller still stops sidecars of unconverted pods).
+    failurePolicy: 'Ignore',
+    // Only pods that opted in (the injector that adds a sidecar sets the label) pay the round trip.
+    objectSelector: { matchLabels: { [WEBHOOK_OPT_IN_LABEL]: WEBHOOK_OPT_IN_VALUE } },
+    namespaceSelector,
+    sideEffects: 'None',
+    timeoutSeconds: 5,
+    // Sidecars added by webhooks that run after this one get a second pass.
+    reinvocationPolicy: 'IfNeeded',
+    matchPolicy: 'Equivalent',
+  };
+}
+
+export interface DeployFile {
+  name: string;
+  manifests: KubeManifest[];
+  comment: string;
+}
+
+/** The files under deploy/, in apply order. */
+export function deployFiles(o: DeployOptions = defaultDeployOptions): DeployFile[] {
+  return [
+    { name: 'namespace.yaml', comment: 'The controller\'s namespace (restricted Pod Security).', manifests: namespaceManifest(o) },
+    { name: 'rbac.yaml', comment: 'ServiceAccount and one least-privilege ClusterRole per enabled controller.', manifests: rbacManifests(o) },
+    { name: 'config.yaml', comment: 'Admin-only settings (see the controller\'s --config).', manifests: configManifests(o) },
+    { name: 'deployment.yaml', comment: 'Two replicas: one leader acts, both serve the webhook.', manifests: deploymentManifests(o) },
+    { name: 'webhook.yaml', comment: 'Native-sidecar conversion at admission; never blocks pod creation.', manifests: webhookManifests(o) },
+  ];
+}
+
+export function renderYaml(file: DeployFile): string {
+  const header = `# Generated by packages/controller/scripts/render-deploy.ts — do not edit by hand.\n# ${file.comment}\n`;
+  return header + file.manifests.map((m) => `---\n${stringify(m, { lineWidth: 0 })}`).join('');
+}

@@ -1,0 +1,68 @@
+/**
+ * The permissions each controller needs: the one source the deploy manifests are generated
+ * from and the RBAC test checks against a real API server.
+ *
+ * Guarantees: least privilege — no wildcard, no verb a controller does not use, no access to
+ * Secrets or ConfigMaps. Rules are split by scope so that namespace scoping can grant the
+ * pod rules through a Role in each scoped namespace instead of a ClusterRole (docs/adr/0061).
+ */
+import type { ControllerName } from '../options/flags.js';
+
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+export interface ControllerPermissions {
+  /** Rules on cluster-scoped objects (nodes, cluster-scoped custom resources): always a ClusterRole. */
+  cluster: PolicyRule[];
+  /** Rules on objects that live in the namespaces the controller acts in: a ClusterRole, or a Role per scoped namespace. */
+  namespaced: PolicyRule[];
+}
+
+const eventWrite: PolicyRule = { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] };
+
+export const controllerPermissions: Readonly<Record<ControllerName, ControllerPermissions>> = {
+  keystone: {
+    // The webhook converts sidecars to native ones only when every node's kubelet supports them.
+    cluster: [{ apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] }],
+    namespaced: [
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'delete'] },
+      // Conditions (merged by type) and, for `completion: phase`, the phase.
+      { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
+      // The exec strategy; websocket exec is authorised as `create` since Kubernetes 1.30.
+      { apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['pods/ephemeralcontainers'], verbs: ['patch'] },
+      eventWrite,
+    ],
+  },
+  'network-conditions': {
+    cluster: [],
+    namespaced: [
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
+      eventWrite,
+    ],
+  },
+  'node-readiness': {
+    cluster: [
+      { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
+      { apiGroups: ['readiness.podlife.dev'], resources: ['nodereadinessrules'], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
+      { apiGroups: ['readiness.podlife.dev'], resources: ['nodereadinessrules/status'], verbs: ['patch', 'update'] },
+      // Node Events live in the default namespace; rule Events in none: cluster-wide create.
+      eventWrite,
+    ],
+    namespaced: [],
+  },
+};
+
+/** Leader election: a Role in the controller's own namespace, on its one Lease. */
+export function leaderElectionRules(leaseName: string): PolicyRule[] {
+  return [
+    // `create` cannot be limited by name (the object does not exist yet).
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: [leaseName] },
+  ];
+}
