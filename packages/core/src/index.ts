@@ -9,3 +9,4 @@ export * from './watch.js';
 export * from './informer.js';
 export * from './metrics.js';
 export * from './controller.js';
+export * from './queue.js';
