@@ -10,3 +10,4 @@ export * from './informer.js';
 export * from './metrics.js';
 export * from './controller.js';
 export * from './queue.js';
+export * from './leader.js';
