@@ -1,1 +1,13 @@
-export {};
+export * from './annotations.js';
+export * from './records.js';
+export * from './evaluate.js';
+export * from './config.js';
+export * from './kubelet-version.js';
+export * from './strategies/api.js';
+export * from './strategies/exec.js';
+export * from './strategies/ephemeral.js';
+export * from './strategies/delete.js';
+export * from './strategies/phase.js';
+export * from './strategies/dispatch.js';
+export * from './webhook/patches.js';
+export * from './webhook/admission.js';

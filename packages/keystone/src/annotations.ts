@@ -1,0 +1,352 @@
+/**
+ * The keystone annotation contract (v1alpha1): roles, stop specs and pod-level options.
+ *
+ * Guarantees:
+ * - a pod carrying none of the lifecycle keys is "not ours" and reading it allocates nothing;
+ * - every problem becomes an `InvalidAnnotationError` naming the offending key — all of them
+ *   are collected, nothing throws out of `readLifecycle`;
+ * - annotations never choose an image or a command line: `exec:<name>` only refers to a
+ *   command the controller's configuration names, and http paths are limited to URL-safe
+ *   characters, so no value can smuggle shell syntax or extra arguments;
+ * - names of native sidecars (init containers with restartPolicy Always) are accepted in
+ *   `sidecar` role and stop keys, so a pod converted at admission stays valid.
+ */
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import { InvalidAnnotationError } from '@podlife/core';
+
+export const Annotation = {
+  RolePrefix: 'role.podlife.dev/',
+  /** The KEP-2872 draft key: read, never written. */
+  AliasPrefix: 'sidecars.alpha.kubernetes.io/',
+  StopPrefix: 'stop.podlife.dev/',
+  OnKeystoneExit: 'podlife.dev/on-keystone-exit',
+  NativeSidecars: 'podlife.dev/native-sidecars',
+  Completion: 'podlife.dev/completion',
+} as const;
+
+export type ContainerRole = 'keystone' | 'sidecar';
+export const CONTAINER_ROLES: readonly ContainerRole[] = ['keystone', 'sidecar'];
+
+export type OnKeystoneExit = 'StopContainers' | 'TerminatePod';
+export const ON_KEYSTONE_EXIT: readonly OnKeystoneExit[] = ['StopContainers', 'TerminatePod'];
+export type NativeSidecarsMode = 'auto' | 'true' | 'false';
+export const NATIVE_SIDECARS_MODES: readonly NativeSidecarsMode[] = ['auto', 'true', 'false'];
+export type CompletionMode = 'containers' | 'phase';
+export const COMPLETION_MODES: readonly CompletionMode[] = ['containers', 'phase'];
+
+export const STOP_SIGNALS = ['TERM', 'INT', 'QUIT', 'HUP', 'USR1', 'USR2', 'KILL'] as const;
+export type StopSignal = (typeof STOP_SIGNALS)[number];
+
+export type PresetName = 'istio' | 'linkerd' | 'cloudsql-proxy' | 'envoy';
+
+/** Known quit endpoints, all POST on the pod's loopback. Sources and caveats: ADR 0050. */
+export const STOP_PRESETS: Readonly<Record<PresetName, { readonly port: number; readonly path: string }>> = {
+  istio: { port: 15020, path: '/quitquitquit' }, // pilot-agent status port
+  linkerd: { port: 4191, path: '/shutdown' }, // proxy admin; needs config.linkerd.io/proxy-admin-shutdown: enabled
+  'cloudsql-proxy': { port: 9091, path: '/quitquitquit' }, // v2 admin server; needs --quitquitquit
+  envoy: { port: 9901, path: '/quitquitquit' }, // admin interface
+};
+
+export type StopSpec =
+  | { readonly kind: 'signal'; readonly signal: StopSignal }
+  | { readonly kind: 'http'; readonly port: number; readonly path: string; readonly preset?: PresetName }
+  | { readonly kind: 'exec'; readonly name: string };
+
+export const DEFAULT_STOP: StopSpec = Object.freeze({ kind: 'signal', signal: 'TERM' });
+
+/** Admin-only settings that validation depends on (DESIGN 7). */
+export interface LifecycleOptions {
+  /** How many keystones a pod may declare; default 1. */
+  keystoneLimit?: number;
+  /** Named commands for `exec:<name>`; when given, unknown names make the pod invalid. */
+  execCommands?: Readonly<Record<string, readonly string[]>>;
+}
+
+export interface ContainerLifecycle {
+  readonly name: string;
+  /** 'main' for every container not marked sidecar (keystones are mains too). */
+  readonly role: 'keystone' | 'sidecar' | 'main';
+  readonly stop: StopSpec;
+  /** Index in spec.containers. */
+  readonly index: number;
+}
+
+export interface PodLifecycle {
+  /** spec.containers in spec order. */
+  readonly containers: readonly ContainerLifecycle[];
+  readonly keystone: ContainerLifecycle | undefined;
+  /** Annotated sidecars that are native (init containers with restartPolicy Always): left to the kubelet. */
+  readonly nativeSidecars: readonly string[];
+  readonly onKeystoneExit: OnKeystoneExit;
+  readonly completion: CompletionMode;
+  readonly nativeSidecarsMode: NativeSidecarsMode;
+}
+
+export type LifecycleReading =
+  | { readonly kind: 'not-ours' }
+  | { readonly kind: 'invalid'; readonly errors: readonly InvalidAnnotationError[] }
+  | { readonly kind: 'valid'; readonly lifecycle: PodLifecycle };
+
+const NOT_OURS: LifecycleReading = Object.freeze({ kind: 'not-ours' });
+
+/** True when any key of the keystone contract is present (the webhook-only key does not count). */
+export function hasLifecycleAnnotations(annotations: Record<string, string> | null | undefined): boolean {
+  if (!annotations) return false;
+  for (const key in annotations) {
+    if (isLifecycleKey(key)) return true;
+  }
+  return false;
+}
+
+function isLifecycleKey(key: string): boolean {
+  // Cheap first-character gate: the hot path sees many foreign annotations.
+  const c = key.charCodeAt(0);
+  if (c === 114 /* r */) return key.startsWith(Annotation.RolePrefix);
+  if (c === 115 /* s */) return key.startsWith(Annotation.StopPrefix) || key.startsWith(Annotation.AliasPrefix);
+  if (c === 112 /* p */) return key === Annotation.OnKeystoneExit || key === Annotation.Completion;
+  return false;
+}
+
+/** Parse a stop spec (`signal:TERM`, `preset:istio`, `http:8080/quit`, `exec:drain`); throws naming `key`. */
+export function parseStopSpec(value: string, key: string, options: LifecycleOptions = {}): StopSpec {
+  const colon = value.indexOf(':');
+  const kind = colon < 0 ? value : value.slice(0, colon);
+  const arg = colon < 0 ? '' : value.slice(colon + 1);
+  switch (kind) {
+    case 'signal': {
+      if ((STOP_SIGNALS as readonly string[]).includes(arg)) return { kind: 'signal', signal: arg as StopSignal };
+      throw new InvalidAnnotationError(key, value, `signal must be one of ${STOP_SIGNALS.join(', ')} (e.g. "signal:TERM")`);
+    }
+    case 'preset': {
+      if (Object.hasOwn(STOP_PRESETS, arg)) {
+        const p = STOP_PRESETS[arg as PresetName];
+        return { kind: 'http', port: p.port, path: p.path, preset: arg as PresetName };
+      }
+      throw new InvalidAnnotationError(key, value, `preset must be one of ${Object.keys(STOP_PRESETS).join(', ')}`);
+    }
+    case 'http': {
+      const slash = arg.indexOf('/');
+      const portText = slash < 0 ? arg : arg.slice(0, slash);
+      const path = slash < 0 ? '/' : arg.slice(slash);
+      const port = Number(portText);
+      if (portText.length === 0 || portText.length > 5 || !isDigits(portText) || port < 1 || port > 65535) {
+        throw new InvalidAnnotationError(key, value, 'http stop spec is http:<port><path> with a port 1-65535 (e.g. "http:15020/quitquitquit")');
+      }
+      if (!isSafePath(path)) {
+        throw new InvalidAnnotationError(key, value, "http path may only contain letters, digits and - . _ ~ / % ? = & + , : @ (at most 256 characters)");
+      }
+      return { kind: 'http', port, path };
+    }
+    case 'exec': {
+      if (!isCommandName(arg)) {
+        throw new InvalidAnnotationError(key, value, 'exec stop spec is exec:<name>, a command named in the controller configuration (lowercase letters, digits, "-")');
+      }
+      if (options.execCommands && !Object.hasOwn(options.execCommands, arg)) {
+        const known = Object.keys(options.execCommands);
+        throw new InvalidAnnotationError(key, value, `no command "${arg}" in the controller configuration${known.length ? ` (configured: ${known.join(', ')})` : ' (none configured)'}`);
+      }
+      return { kind: 'exec', name: arg };
+    }
+    default:
+      throw new InvalidAnnotationError(key, value, 'stop spec must be signal:<SIG>, preset:<name>, http:<port><path> or exec:<name>');
+  }
+}
+
+/** The annotation value for a stop spec (inverse of parseStopSpec). */
+export function formatStopSpec(spec: StopSpec): string {
+  switch (spec.kind) {
+    case 'signal':
+      return `signal:${spec.signal}`;
+    case 'http':
+      return spec.preset ? `preset:${spec.preset}` : `http:${spec.port}${spec.path}`;
+    case 'exec':
+      return `exec:${spec.name}`;
+  }
+}
+
+function isDigits(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+const PATH_PUNCT = new Set('-._~/%?=&+,:@');
+function isSafePath(path: string): boolean {
+  if (path.length === 0 || path.length > 256 || path.charCodeAt(0) !== 47) return false;
+  for (const ch of path) {
+    const c = ch.charCodeAt(0);
+    const alnum = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+    if (!alnum && !PATH_PUNCT.has(ch)) return false;
+  }
+  return true;
+}
+
+function isCommandName(name: string): boolean {
+  if (name.length === 0 || name.length > 63) return false;
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 122) || c === 45)) return false;
+  }
+  return name.charCodeAt(0) !== 45 && name.charCodeAt(name.length - 1) !== 45;
+}
+
+function isNativeSidecar(c: V1Container): boolean {
+  return c.restartPolicy === 'Always';
+}
+
+function parseEnum<T extends string>(
+  annotations: Record<string, string>,
+  key: string,
+  allowed: readonly T[],
+  fallback: T,
+  errors: InvalidAnnotationError[],
+): T {
+  if (!Object.hasOwn(annotations, key)) return fallback;
+  const value = annotations[key];
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
+  errors.push(new InvalidAnnotationError(key, value, `must be one of ${allowed.map((v) => `"${v}"`).join(', ')}`));
+  return fallback;
+}
+
+/**
+ * Read and validate a pod's lifecycle annotations against its spec. Never throws.
+ */
+export function readLifecycle(pod: V1Pod, options: LifecycleOptions = {}): LifecycleReading {
+  const annotations = pod.metadata?.annotations;
+  if (!hasLifecycleAnnotations(annotations) || !annotations) return NOT_OURS;
+
+  const containers = pod.spec?.containers ?? [];
+  const initContainers = pod.spec?.initContainers ?? [];
+  const errors: InvalidAnnotationError[] = [];
+  // Role per spec.containers index; native sidecars are collected apart.
+  const roles: (ContainerRole | undefined)[] = new Array<ContainerRole | undefined>(containers.length);
+  const roleKeys: (string | undefined)[] = new Array<string | undefined>(containers.length);
+  const stops: (StopSpec | undefined)[] = new Array<StopSpec | undefined>(containers.length);
+  const nativeSidecars: string[] = [];
+
+  for (const key in annotations) {
+    if (!Object.hasOwn(annotations, key)) continue;
+    const value = annotations[key] as string;
+    let prefix: string;
+    if (key.startsWith(Annotation.RolePrefix)) prefix = Annotation.RolePrefix;
+    else if (key.startsWith(Annotation.AliasPrefix)) prefix = Annotation.AliasPrefix;
+    else if (key.startsWith(Annotation.StopPrefix)) prefix = Annotation.StopPrefix;
+    else continue;
+
+    const name = key.slice(prefix.length);
+    const index = indexOfContainer(containers, name);
+    const native = index < 0 ? initContainers.find((c) => c.name === name && isNativeSidecar(c)) : undefined;
+    if (name.length === 0) {
+      errors.push(new InvalidAnnotationError(key, value, 'names no container: the key must end with a container name'));
+      continue;
+    }
+    if (index < 0 && native === undefined) {
+      const isInit = initContainers.some((c) => c.name === name);
+      errors.push(
+        new InvalidAnnotationError(
+          key,
+          value,
+          isInit
+            ? `"${name}" is an init container; only spec.containers (and native sidecars) take part in the keystone lifecycle`
+            : `no container "${name}" in spec.containers (have: ${containers.map((c) => c.name).join(', ') || 'none'})`,
+        ),
+      );
+      continue;
+    }
+
+    if (prefix === Annotation.StopPrefix) {
+      try {
+        const spec = parseStopSpec(value, key, options);
+        if (index >= 0) stops[index] = spec;
+      } catch (err) {
+        errors.push(err as InvalidAnnotationError);
+      }
+      continue;
+    }
+
+    if (value !== 'keystone' && value !== 'sidecar') {
+      errors.push(new InvalidAnnotationError(key, value, 'role must be "keystone" or "sidecar"'));
+      continue;
+    }
+    if (index < 0) {
+      if (value === 'keystone') {
+        errors.push(new InvalidAnnotationError(key, value, `"${name}" is a native sidecar (an init container with restartPolicy Always) and cannot be the keystone`));
+      } else if (!nativeSidecars.includes(name)) {
+        nativeSidecars.push(name);
+      }
+      continue;
+    }
+    const previous = roles[index];
+    if (previous !== undefined && previous !== value) {
+      errors.push(new InvalidAnnotationError(key, value, `conflicts with "${roleKeys[index]}" = "${previous}": a container has one role`));
+      continue;
+    }
+    roles[index] = value;
+    roleKeys[index] ??= key;
+  }
+
+  const onKeystoneExit = parseEnum(annotations, Annotation.OnKeystoneExit, ON_KEYSTONE_EXIT, 'StopContainers', errors);
+  const completion = parseEnum(annotations, Annotation.Completion, COMPLETION_MODES, 'containers', errors);
+  const nativeSidecarsMode = parseEnum(annotations, Annotation.NativeSidecars, NATIVE_SIDECARS_MODES, 'auto', errors);
+
+  const limit = options.keystoneLimit ?? 1;
+  let keystones = 0;
+  let mains = 0;
+  for (let i = 0; i < containers.length; i++) {
+    if (roles[i] === 'keystone') {
+      keystones++;
+      if (keystones > limit) {
+        errors.push(
+          new InvalidAnnotationError(roleKeys[i] ?? '', 'keystone', `more keystones than allowed: at most ${limit} per pod (the controller's keystone limit)`),
+        );
+      }
+    }
+    if (roles[i] !== 'sidecar') mains++;
+  }
+  if (containers.length > 0 && mains === 0) {
+    const firstKey = roleKeys.find((k) => k !== undefined) ?? Annotation.RolePrefix;
+    errors.push(new InvalidAnnotationError(firstKey, 'sidecar', 'every container is marked sidecar: a pod needs at least one main container'));
+  }
+  if (pod.spec?.shareProcessNamespace === true) {
+    // With a shared PID namespace, PID 1 is the pod's pause process: a signal sent "to PID 1"
+    // would take down the sandbox instead of the container.
+    const hasKeystone = roles.includes('keystone');
+    for (let i = 0; i < containers.length; i++) {
+      const stoppable = hasKeystone ? roles[i] !== 'keystone' : roles[i] === 'sidecar';
+      const spec = stops[i] ?? DEFAULT_STOP;
+      if (stoppable && spec.kind === 'signal') {
+        const name = (containers[i] as V1Container).name;
+        errors.push(
+          new InvalidAnnotationError(
+            Annotation.StopPrefix + name,
+            stops[i] ? formatStopSpec(spec) : undefined,
+            'with shareProcessNamespace, PID 1 is the pod\'s pause process, so signal stops are refused: use preset:, http: or exec: for this container',
+          ),
+        );
+      }
+    }
+  }
+  if (errors.length > 0) return { kind: 'invalid', errors };
+
+  const list: ContainerLifecycle[] = new Array<ContainerLifecycle>(containers.length);
+  let keystone: ContainerLifecycle | undefined;
+  for (let i = 0; i < containers.length; i++) {
+    const role = roles[i];
+    const c: ContainerLifecycle = {
+      name: (containers[i] as V1Container).name,
+      role: role ?? 'main',
+      stop: stops[i] ?? DEFAULT_STOP,
+      index: i,
+    };
+    if (role === 'keystone') keystone ??= c;
+    list[i] = c;
+  }
+  return { kind: 'valid', lifecycle: { containers: list, keystone, nativeSidecars, onKeystoneExit, completion, nativeSidecarsMode } };
+}
+
+function indexOfContainer(containers: readonly V1Container[], name: string): number {
+  for (let i = 0; i < containers.length; i++) if ((containers[i] as V1Container).name === name) return i;
+  return -1;
+}

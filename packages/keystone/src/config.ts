@@ -1,0 +1,23 @@
+/**
+ * The controller configuration the keystone actuators read: admin-only settings (DESIGN 7).
+ *
+ * Guarantees: nothing here can be set from a pod annotation — commands and images come only
+ * from whoever configures the controller.
+ */
+import type { V1SecurityContext } from '@kubernetes/client-node';
+import type { LifecycleOptions } from './annotations.js';
+import type { StopMethod } from './evaluate.js';
+
+export interface KeystoneConfig extends LifecycleOptions {
+  /** How stops are delivered first; default 'exec' (ephemeral is the fallback when an image is set). */
+  strategy?: StopMethod;
+  /** Image for ephemeral stop containers (must provide `kill` and `wget`, e.g. a pinned busybox). */
+  ephemeralImage?: string;
+  /**
+   * securityContext of ephemeral stop containers. Default: the target container's runAsUser,
+   * runAsGroup and runAsNonRoot, so the signal comes from the same user as PID 1.
+   */
+  ephemeralSecurityContext?: V1SecurityContext;
+  /** Least time a stop stage and a SIGKILL get; default 2000 ms. */
+  minStageMs?: number;
+}

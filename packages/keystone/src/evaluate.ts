@@ -1,0 +1,409 @@
+/**
+ * evaluatePod: the keystone rules (DESIGN 3) as one pure function from a pod to a decision.
+ *
+ * Guarantees:
+ * - pure and clock-free: the same pod, options and `nowMs` give the same decision;
+ * - a pod without lifecycle annotations, a terminating pod and a pod in a terminal phase get
+ *   `none`; an invalid pod gets `invalid` and never a destructive action;
+ * - no sidecar is in the current stop stage while a main container still runs (unless that
+ *   main was given up after its whole share and a SIGKILL, which is reported as a failure);
+ * - one budget, the pod's terminationGracePeriodSeconds, counted from when the rule fired
+ *   (the triggering container's finishedAt, else the progress condition's transition time);
+ *   it is shared by stages — mains in parallel, then sidecars one at a time in reverse spec
+ *   order — each getting an equal part of what is left when it starts;
+ * - resuming: stops already issued (read from the progress condition) are marked `issued`,
+ *   so a restarted controller does not repeat them; a stage past its deadline escalates to
+ *   SIGKILL once.
+ */
+import type { V1ContainerStatus, V1Pod, V1PodCondition } from '@kubernetes/client-node';
+import { findCondition, timeMs, type InvalidAnnotationError } from '@podlife/core';
+import { readLifecycle, type ContainerLifecycle, type LifecycleOptions, type PodLifecycle, type StopSpec } from './annotations.js';
+import {
+  ConditionType,
+  NO_UPDATES,
+  invalidUpdate,
+  issuedStops,
+  keystoneFinishedUpdate,
+  stopFailedUpdate,
+  stoppedUpdate,
+  stoppingUpdate,
+  validUpdate,
+  type IssuedStop,
+  type SidecarExit,
+  type StatusUpdate,
+} from './records.js';
+
+export type StopMethod = 'exec' | 'ephemeral';
+
+export interface EvaluateOptions extends LifecycleOptions {
+  /** The current time in ms since the epoch; the only notion of time evaluatePod has. */
+  nowMs: number;
+  /** How stops are delivered unless a fallback is needed; default 'exec'. */
+  strategy?: StopMethod;
+  /** Least time a stop stage (and a SIGKILL) is given even when the budget is spent; default 2000 ms. */
+  minStageMs?: number;
+}
+
+export type NoneWhy =
+  | 'not-ours'
+  | 'terminating'
+  | 'terminal'
+  | 'waiting'
+  | 'restart-always'
+  | 'no-sidecars'
+  | 'native-sidecars'
+  | 'done'
+  | 'stop-failed';
+
+export interface StopStep {
+  readonly container: string;
+  readonly role: 'main' | 'sidecar';
+  /** 0-based; steps of one stage run in parallel, stages one after the other. */
+  readonly stage: number;
+  /** The stop to send: the container's stop spec, or SIGKILL when escalating. */
+  readonly stop: StopSpec;
+  readonly method: StopMethod;
+  /** The stage's share of the budget ran out while this container still runs. */
+  readonly escalate: boolean;
+  /** The progress record says this exact stop (plain or escalated) was already sent. */
+  readonly issued: boolean;
+}
+
+export interface NoneDecision {
+  readonly action: 'none';
+  readonly why: NoneWhy;
+  readonly updates: readonly StatusUpdate[];
+}
+export interface InvalidDecision {
+  readonly action: 'invalid';
+  readonly errors: readonly InvalidAnnotationError[];
+  readonly updates: readonly StatusUpdate[];
+}
+export interface StopDecision {
+  readonly action: 'stop';
+  readonly rule: 'K' | 'S';
+  /** The container whose end fired the rule. */
+  readonly trigger: string;
+  readonly firedAtMs: number;
+  readonly budgetMs: number;
+  /** What is left of the budget at nowMs (never negative). */
+  readonly remainingMs: number;
+  /** Every container the rule stops, in stop order, including those already stopped. */
+  readonly targets: readonly string[];
+  /** Containers still to stop, in order. */
+  readonly steps: readonly StopStep[];
+  /** Stage of the first step: only its steps are due now. */
+  readonly currentStage: number;
+  /** Absolute end of the current stage's share. */
+  readonly stageDeadlineMs: number;
+  /** Number of stages still to run, including the current one. */
+  readonly stagesLeft: number;
+  /** Stops already recorded as issued (the progress record, to extend when reporting). */
+  readonly issued: readonly IssuedStop[];
+  /** Containers given up on: still running after their share and a SIGKILL. */
+  readonly failed: readonly string[];
+  readonly updates: readonly StatusUpdate[];
+}
+export interface DeleteDecision {
+  readonly action: 'delete';
+  readonly rule: 'K';
+  readonly trigger: string;
+  readonly why: 'TerminatePod' | 'RestartPolicyAlways';
+  readonly gracePeriodSeconds: number;
+  readonly updates: readonly StatusUpdate[];
+}
+export interface PhaseDecision {
+  readonly action: 'phase';
+  readonly rule: 'K' | 'S';
+  readonly trigger: string;
+  readonly phase: 'Succeeded' | 'Failed';
+  readonly updates: readonly StatusUpdate[];
+}
+export type Decision = NoneDecision | InvalidDecision | StopDecision | DeleteDecision | PhaseDecision;
+
+export const DEFAULT_GRACE_SECONDS = 30;
+export const DEFAULT_MIN_STAGE_MS = 2000;
+const KILL: StopSpec = Object.freeze({ kind: 'signal', signal: 'KILL' });
+
+const NONE: Readonly<Record<NoneWhy, NoneDecision>> = Object.freeze({
+  'not-ours': none('not-ours'),
+  terminating: none('terminating'),
+  terminal: none('terminal'),
+  waiting: none('waiting'),
+  'restart-always': none('restart-always'),
+  'no-sidecars': none('no-sidecars'),
+  'native-sidecars': none('native-sidecars'),
+  done: none('done'),
+  'stop-failed': none('stop-failed'),
+});
+
+function none(why: NoneWhy, updates: readonly StatusUpdate[] = NO_UPDATES): NoneDecision {
+  return Object.freeze({ action: 'none', why, updates });
+}
+
+/** When a stage that starts at `startMs` must be over: an equal part of what is left, at least `minStageMs`. */
+export function stageDeadline(startMs: number, budgetEndMs: number, stagesLeft: number, minStageMs: number): number {
+  const share = stagesLeft > 0 ? (budgetEndMs - startMs) / stagesLeft : 0;
+  return startMs + Math.max(minStageMs, share);
+}
+
+export function evaluatePod(pod: V1Pod, options: EvaluateOptions): Decision {
+  if (pod.metadata?.deletionTimestamp) return NONE.terminating;
+  const phase = pod.status?.phase;
+  if (phase === 'Succeeded' || phase === 'Failed') return NONE.terminal;
+  const reading = readLifecycle(pod, options);
+  if (reading.kind === 'not-ours') return NONE['not-ours'];
+  const conditions = pod.status?.conditions;
+  if (reading.kind === 'invalid') {
+    return { action: 'invalid', errors: reading.errors, updates: [invalidUpdate(reading.errors)] };
+  }
+  const lifecycle = reading.lifecycle;
+  const validity = findCondition(conditions, ConditionType.LifecycleValid);
+  const becameValid = validity !== undefined && validity.status !== 'True' ? validUpdate() : undefined;
+
+  const decision = lifecycle.keystone ? ruleK(pod, lifecycle, lifecycle.keystone, options) : ruleS(pod, lifecycle, options);
+  if (becameValid === undefined) return decision;
+  return { ...decision, updates: [becameValid, ...decision.updates] } as Decision;
+}
+
+function statusOf(pod: V1Pod, name: string): V1ContainerStatus | undefined {
+  const statuses = pod.status?.containerStatuses;
+  if (!statuses) return undefined;
+  for (let i = 0; i < statuses.length; i++) {
+    const s = statuses[i] as V1ContainerStatus;
+    if (s.name === name) return s;
+  }
+  return undefined;
+}
+
+/** Terminated and will not be restarted under the pod's restartPolicy. */
+function isFinished(status: V1ContainerStatus | undefined, restartPolicy: string): boolean {
+  const t = status?.state?.terminated;
+  if (!t) return false;
+  if (restartPolicy === 'Never') return true;
+  if (restartPolicy === 'OnFailure') return t.exitCode === 0;
+  return false;
+}
+
+/** Not running now: terminated, or waiting to be restarted after a termination. */
+function isStopped(status: V1ContainerStatus | undefined): boolean {
+  if (!status) return false;
+  if (status.state?.terminated) return true;
+  return status.state?.waiting !== undefined && status.lastState?.terminated !== undefined;
+}
+
+function lastExit(status: V1ContainerStatus | undefined): { exitCode: number | undefined; finishedAtMs: number | undefined } {
+  const t = status?.state?.terminated ?? status?.lastState?.terminated;
+  return { exitCode: t?.exitCode, finishedAtMs: timeMs(t?.finishedAt) };
+}
+
+function ruleK(pod: V1Pod, lifecycle: PodLifecycle, keystone: ContainerLifecycle, options: EvaluateOptions): Decision {
+  const restartPolicy = pod.spec?.restartPolicy ?? 'Always';
+  const status = statusOf(pod, keystone.name);
+  const conditions = pod.status?.conditions;
+  const grace = pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS;
+
+  if (restartPolicy === 'Always') {
+    const t = status?.state?.terminated ?? status?.lastState?.terminated;
+    if (!t) return NONE.waiting;
+    return {
+      action: 'delete',
+      rule: 'K',
+      trigger: keystone.name,
+      why: 'RestartPolicyAlways',
+      gracePeriodSeconds: grace,
+      updates: [keystoneFinishedUpdate(keystone.name, t.exitCode, 'deleting the pod (restartPolicy Always: a keystone exit ends the pod)')],
+    };
+  }
+  if (!isFinished(status, restartPolicy)) return NONE.waiting;
+  const exit = lastExit(status);
+
+  if (lifecycle.onKeystoneExit === 'TerminatePod') {
+    return {
+      action: 'delete',
+      rule: 'K',
+      trigger: keystone.name,
+      why: 'TerminatePod',
+      gracePeriodSeconds: grace,
+      updates: [keystoneFinishedUpdate(keystone.name, exit.exitCode, `deleting the pod with its grace period of ${grace}s`)],
+    };
+  }
+  if (lifecycle.completion === 'phase') {
+    const phase = phaseFromMains(pod, lifecycle);
+    return {
+      action: 'phase',
+      rule: 'K',
+      trigger: keystone.name,
+      phase,
+      updates: [keystoneFinishedUpdate(keystone.name, exit.exitCode, `marking the pod ${phase}`)],
+    };
+  }
+
+  const mains: ContainerLifecycle[] = [];
+  const sidecars: ContainerLifecycle[] = [];
+  for (const c of lifecycle.containers) {
+    if (c === keystone) continue;
+    if (c.role === 'sidecar') sidecars.push(c);
+    else mains.push(c);
+  }
+  const firedAtMs =
+    exit.finishedAtMs ?? timeMs(findCondition(conditions, ConditionType.KeystoneFinished)?.lastTransitionTime) ?? options.nowMs;
+  const keystoneUpdate = keystoneFinishedUpdate(keystone.name, exit.exitCode, 'stopping the other containers');
+  return planStop(pod, 'K', keystone.name, firedAtMs, mains, sidecars, keystoneUpdate, options);
+}
+
+function ruleS(pod: V1Pod, lifecycle: PodLifecycle, options: EvaluateOptions): Decision {
+  const restartPolicy = pod.spec?.restartPolicy ?? 'Always';
+  const sidecars: ContainerLifecycle[] = [];
+  for (const c of lifecycle.containers) if (c.role === 'sidecar') sidecars.push(c);
+  if (sidecars.length === 0) return lifecycle.nativeSidecars.length > 0 ? NONE['native-sidecars'] : NONE['no-sidecars'];
+  if (restartPolicy === 'Always') return NONE['restart-always'];
+
+  let trigger = '';
+  let firedAtMs: number | undefined;
+  for (const c of lifecycle.containers) {
+    if (c.role === 'sidecar') continue;
+    const status = statusOf(pod, c.name);
+    if (!isFinished(status, restartPolicy)) return NONE.waiting;
+    const at = lastExit(status).finishedAtMs;
+    if (trigger === '' || (at !== undefined && (firedAtMs === undefined || at > firedAtMs))) {
+      trigger = c.name;
+      firedAtMs = at ?? firedAtMs;
+    }
+  }
+
+  if (lifecycle.completion === 'phase') {
+    return { action: 'phase', rule: 'S', trigger, phase: phaseFromMains(pod, lifecycle), updates: NO_UPDATES };
+  }
+  const fired =
+    firedAtMs ?? timeMs(findCondition(pod.status?.conditions, ConditionType.SidecarsStopped)?.lastTransitionTime) ?? options.nowMs;
+  return planStop(pod, 'S', trigger, fired, [], sidecars, undefined, options);
+}
+
+/** Succeeded when every main container that has terminated exited 0 (the kubelet's rule for native sidecars). */
+function phaseFromMains(pod: V1Pod, lifecycle: PodLifecycle): 'Succeeded' | 'Failed' {
+  for (const c of lifecycle.containers) {
+    if (c.role === 'sidecar') continue;
+    const code = lastExit(statusOf(pod, c.name)).exitCode;
+    if (code !== undefined && code !== 0 && statusOf(pod, c.name)?.state?.terminated) return 'Failed';
+  }
+  return 'Succeeded';
+}
+
+function planStop(
+  pod: V1Pod,
+  rule: 'K' | 'S',
+  trigger: string,
+  firedAtMs: number,
+  mains: readonly ContainerLifecycle[],
+  sidecars: readonly ContainerLifecycle[],
+  keystoneUpdate: StatusUpdate | undefined,
+  options: EvaluateOptions,
+): Decision {
+  const nowMs = options.nowMs;
+  const minStage = options.minStageMs ?? DEFAULT_MIN_STAGE_MS;
+  const method = options.strategy ?? 'exec';
+  const restartPolicy = pod.spec?.restartPolicy ?? 'Always';
+  const budgetMs = (pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS) * 1000;
+  const budgetEnd = firedAtMs + budgetMs;
+
+  // Stages: all other mains together, then each sidecar alone in reverse spec order.
+  const stages: (readonly ContainerLifecycle[])[] = [];
+  if (mains.length > 0) stages.push(mains);
+  for (let i = sidecars.length - 1; i >= 0; i--) stages.push([sidecars[i] as ContainerLifecycle]);
+  const targets: string[] = [];
+  for (const stage of stages) for (const c of stage) targets.push(c.name);
+
+  const progress: V1PodCondition | undefined = findCondition(pod.status?.conditions, ConditionType.SidecarsStopped);
+  const keystoneDone = findCondition(pod.status?.conditions, ConditionType.KeystoneFinished)?.status === 'True';
+  const issued = progress?.status === 'False' ? issuedStops(progress.message) : [];
+
+  const steps: StopStep[] = [];
+  const failed: string[] = [];
+  let start = firedAtMs;
+  let currentStage = -1;
+  let currentDeadline = 0;
+  for (let i = 0; i < stages.length; i++) {
+    const stage = stages[i] as readonly ContainerLifecycle[];
+    const deadline = stageDeadline(start, budgetEnd, stages.length - i, minStage);
+    let lastFinish: number | undefined;
+    let running = 0;
+    for (const c of stage) {
+      const status = statusOf(pod, c.name);
+      if (isStopped(status)) {
+        const at = lastExit(status).finishedAtMs;
+        if (at !== undefined && (lastFinish === undefined || at > lastFinish)) lastFinish = at;
+      } else running++;
+    }
+    if (currentStage < 0) {
+      if (running === 0) {
+        start = Math.max(start, lastFinish ?? start);
+        continue;
+      }
+      const giveUpAt = deadline + minStage; // the stage's share, then one SIGKILL's worth of waiting
+      if (nowMs >= giveUpAt) {
+        for (const c of stage) if (!isStopped(statusOf(pod, c.name))) failed.push(c.name);
+        start = giveUpAt;
+        continue;
+      }
+      currentStage = i;
+      currentDeadline = deadline;
+    }
+    const current = i === currentStage;
+    for (const c of stage) {
+      if (isStopped(statusOf(pod, c.name))) continue;
+      const escalate = current && nowMs >= deadline;
+      steps.push({
+        container: c.name,
+        role: c.role === 'sidecar' ? 'sidecar' : 'main',
+        stage: i,
+        stop: escalate ? KILL : c.stop,
+        method,
+        escalate,
+        issued: wasIssued(issued, c.name, escalate),
+      });
+    }
+  }
+
+  const updates: StatusUpdate[] = [];
+  if (keystoneUpdate && !keystoneDone) updates.push(keystoneUpdate);
+
+  if (steps.length === 0) {
+    if (failed.length > 0) {
+      updates.push(stopFailedUpdate(targets, issued, failed.join(', '), 'still running after its share of the grace period and a SIGKILL'));
+      return none('stop-failed', updates);
+    }
+    if (progress?.status === 'True') return updates.length > 0 ? none('done', updates) : NONE.done;
+    const exits: SidecarExit[] = [];
+    for (const name of targets) exits.push({ container: name, exitCode: lastExit(statusOf(pod, name)).exitCode });
+    updates.push(stoppedUpdate(exits, restartPolicy));
+    return none('done', updates);
+  }
+
+  if (failed.length > 0) {
+    updates.push(stopFailedUpdate(targets, issued, failed.join(', '), 'still running after its share of the grace period and a SIGKILL'));
+  } else if (progress === undefined || progress.status !== 'False') {
+    updates.push(stoppingUpdate(targets, issued));
+  }
+  return {
+    action: 'stop',
+    rule,
+    trigger,
+    firedAtMs,
+    budgetMs,
+    remainingMs: Math.max(0, budgetEnd - nowMs),
+    targets,
+    steps,
+    currentStage,
+    stageDeadlineMs: currentDeadline,
+    stagesLeft: stages.length - currentStage,
+    issued,
+    failed,
+    updates,
+  };
+}
+
+function wasIssued(issued: readonly IssuedStop[], container: string, escalated: boolean): boolean {
+  for (const s of issued) if (s.container === container && s.escalated === escalated) return true;
+  return false;
+}

@@ -1,0 +1,173 @@
+/**
+ * What the keystone controller writes (DESIGN 3.5): pod conditions and Events.
+ *
+ * Guarantees:
+ * - conditions are the progress record: `KeystoneFinished` and `SidecarsStopped` tell a
+ *   restarted or failed-over controller what already happened, so it resumes, never repeats;
+ * - the list of issued stops is carried in the `SidecarsStopped=False` message in a fixed,
+ *   readable form (`issued: app, proxy, proxy:KILL`) that `issuedStops` reads back — container
+ *   names are DNS labels, so ',' and ':' can never be part of one;
+ * - every Event travels with the condition whose change it announces (`StatusUpdate`): a
+ *   writer records the Events only when `setCondition` reports a change, so repeated
+ *   reconciles of the same state never repeat an Event.
+ */
+import type { InvalidAnnotationError } from '@podlife/core';
+
+export const ConditionType = {
+  KeystoneFinished: 'podlife.dev/KeystoneFinished',
+  SidecarsStopped: 'podlife.dev/SidecarsStopped',
+  LifecycleValid: 'podlife.dev/LifecycleValid',
+} as const;
+
+export const EventReason = {
+  KeystoneFinished: 'KeystoneFinished',
+  StoppingContainer: 'StoppingContainer',
+  ContainerStopped: 'ContainerStopped',
+  StopFailed: 'StopFailed',
+  SidecarExitedNonZero: 'SidecarExitedNonZero',
+  InvalidLifecycleAnnotations: 'InvalidLifecycleAnnotations',
+} as const;
+
+export interface PodConditionInput {
+  readonly type: string;
+  readonly status: 'True' | 'False';
+  readonly reason: string;
+  readonly message: string;
+}
+
+export interface LifecycleEvent {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly note: string;
+  /** events.k8s.io/v1 `action`: what the controller did or is about to do. */
+  readonly action: string;
+}
+
+/** A condition to merge into pods/status, and the Events to record if (and only if) it changed. */
+export interface StatusUpdate {
+  readonly condition: PodConditionInput;
+  readonly events: readonly LifecycleEvent[];
+}
+
+export const NO_UPDATES: readonly StatusUpdate[] = Object.freeze([]);
+
+const MESSAGE_MAX = 1024;
+function clip(message: string): string {
+  return message.length <= MESSAGE_MAX ? message : `${message.slice(0, MESSAGE_MAX - 3)}...`;
+}
+
+export function invalidUpdate(errors: readonly InvalidAnnotationError[]): StatusUpdate {
+  const message = clip(errors.map((e) => e.message).join('; '));
+  return {
+    condition: { type: ConditionType.LifecycleValid, status: 'False', reason: 'InvalidAnnotations', message },
+    events: [{ type: 'Warning', reason: EventReason.InvalidLifecycleAnnotations, note: message, action: 'Validate' }],
+  };
+}
+
+export function validUpdate(): StatusUpdate {
+  return {
+    condition: { type: ConditionType.LifecycleValid, status: 'True', reason: 'Valid', message: 'lifecycle annotations are valid' },
+    events: [],
+  };
+}
+
+export function keystoneFinishedUpdate(container: string, exitCode: number | undefined, then: string): StatusUpdate {
+  const code = exitCode === undefined ? 'without an exit code' : `with exit code ${exitCode}`;
+  const message = `keystone container ${container} terminated ${code}; ${then}`;
+  return {
+    condition: { type: ConditionType.KeystoneFinished, status: 'True', reason: 'KeystoneTerminated', message },
+    events: [{ type: 'Normal', reason: EventReason.KeystoneFinished, note: message, action: 'Stop' }],
+  };
+}
+
+/** One issued stop: the container, escalated when it was a SIGKILL after the first stop timed out. */
+export interface IssuedStop {
+  readonly container: string;
+  readonly escalated: boolean;
+}
+
+const ISSUED_MARK = 'issued: ';
+
+export function stoppingUpdate(targets: readonly string[], issued: readonly IssuedStop[]): StatusUpdate {
+  const list = issued.map((s) => (s.escalated ? `${s.container}:KILL` : s.container)).join(', ');
+  return {
+    condition: {
+      type: ConditionType.SidecarsStopped,
+      status: 'False',
+      reason: 'Stopping',
+      message: `stopping ${targets.join(', ')}; ${ISSUED_MARK}${list}`,
+    },
+    events: [],
+  };
+}
+
+/** The stops recorded in a `SidecarsStopped=False` message (empty when none or unreadable). */
+export function issuedStops(message: string | undefined): IssuedStop[] {
+  if (!message) return [];
+  const at = message.lastIndexOf(ISSUED_MARK);
+  if (at < 0) return [];
+  const rest = message.slice(at + ISSUED_MARK.length).trim();
+  if (rest.length === 0) return [];
+  const out: IssuedStop[] = [];
+  for (const part of rest.split(', ')) {
+    const colon = part.indexOf(':');
+    out.push(colon < 0 ? { container: part, escalated: false } : { container: part.slice(0, colon), escalated: true });
+  }
+  return out;
+}
+
+export function stopFailedUpdate(targets: readonly string[], issued: readonly IssuedStop[], container: string, why: string): StatusUpdate {
+  const base = stoppingUpdate(targets, issued).condition;
+  const note = `container ${container} did not stop: ${why}`;
+  return {
+    condition: { ...base, reason: 'StopFailed', message: clip(`${note}; ${base.message}`) },
+    events: [{ type: 'Warning', reason: EventReason.StopFailed, note, action: 'Stop' }],
+  };
+}
+
+export interface SidecarExit {
+  readonly container: string;
+  readonly exitCode: number | undefined;
+}
+
+/** The remedies named whenever a sidecar's exit code would fail the pod (DESIGN 3.4). */
+export function sidecarExitRemedies(container: string): string {
+  return (
+    `remedies: let the webhook convert sidecars to native ones (${'podlife.dev/native-sidecars'}: "true", kubelet >= 1.29), ` +
+    `stop it with a preset or http endpoint that exits 0 (stop.podlife.dev/${container}: preset:<name>), ` +
+    `or end the pod by phase (podlife.dev/completion: phase)`
+  );
+}
+
+/**
+ * `SidecarsStopped=True` with each stopped container's exit code; under restartPolicy Never a
+ * non-zero sidecar exit fails the pod, so each one also gets a `SidecarExitedNonZero` Warning.
+ */
+export function stoppedUpdate(exits: readonly SidecarExit[], restartPolicy: string): StatusUpdate {
+  const codes = exits.map((e) => `${e.container}=${e.exitCode ?? 'unknown'}`).join(', ');
+  const events: LifecycleEvent[] = [];
+  for (const e of exits) {
+    const nonZero = exitsNonZero(e.exitCode);
+    if (nonZero && restartPolicy === 'Never') {
+      events.push({
+        type: 'Warning',
+        reason: EventReason.SidecarExitedNonZero,
+        note: clip(`sidecar ${e.container} exited with code ${e.exitCode}, which fails the pod under restartPolicy Never; ${sidecarExitRemedies(e.container)}`),
+        action: 'Stop',
+      });
+    }
+  }
+  return {
+    condition: {
+      type: ConditionType.SidecarsStopped,
+      status: 'True',
+      reason: events.length > 0 ? 'StoppedWithNonZeroExit' : 'Stopped',
+      message: exits.length > 0 ? `stopped: ${codes}` : 'nothing left to stop',
+    },
+    events,
+  };
+}
+
+function exitsNonZero(code: number | undefined): boolean {
+  return code !== undefined && code !== 0;
+}

@@ -1,0 +1,236 @@
+/**
+ * Carrying out a decision: the stop sequence with its budget and escalation, TerminatePod,
+ * and completion by phase.
+ *
+ * Guarantees:
+ * - stages run in the decision's order: the steps of one stage in parallel, the next stage
+ *   only when the previous one has stopped (or was given up);
+ * - each stage waits at most its share of what is left of the budget (`stageDeadline`), then
+ *   sends SIGKILL once and waits `minStageMs` more; a container still running after that is
+ *   reported `failed` (a Warning Event and the condition), never a silent hang;
+ * - a stop already recorded as issued is not sent again; each newly issued stop is written
+ *   to the progress record (through `progress`) before waiting, so a controller that dies
+ *   mid-way resumes without repeating;
+ * - exec first (unless configured otherwise), the ephemeral container as fallback when an
+ *   image is configured; every action is reported to `report` for Events and metrics;
+ * - never throws for API failures; only an aborted `signal` ends a run early.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import { formatStopSpec, type StopSpec } from '../annotations.js';
+import type { KeystoneConfig } from '../config.js';
+import { DEFAULT_MIN_STAGE_MS, stageDeadline, type Decision, type StopDecision, type StopMethod, type StopStep } from '../evaluate.js';
+import {
+  EventReason,
+  stopFailedUpdate,
+  stoppingUpdate,
+  type IssuedStop,
+  type LifecycleEvent,
+  type StatusUpdate,
+} from '../records.js';
+import { podRef, type PodApi, type PodExecApi } from './api.js';
+import { deletePod } from './delete.js';
+import { stopByEphemeral } from './ephemeral.js';
+import { stopByExec, type StopAttempt } from './exec.js';
+import { markPhase } from './phase.js';
+
+export type ActionReport =
+  | {
+      readonly kind: 'stop-issued';
+      readonly container: string;
+      readonly stop: string;
+      readonly method: StopMethod;
+      readonly escalated: boolean;
+      readonly ok: boolean;
+      readonly detail: string;
+      readonly error?: string;
+    }
+  | { readonly kind: 'stopped'; readonly container: string; readonly waitedMs: number }
+  | { readonly kind: 'stop-failed'; readonly container: string; readonly why: string }
+  | { readonly kind: 'deleted' | 'phase'; readonly outcome: 'done' | 'already' | 'failed'; readonly detail: string; readonly error?: string };
+
+export interface DispatchContext {
+  readonly pods: PodApi;
+  readonly exec?: PodExecApi;
+  readonly config?: KeystoneConfig;
+  now(): number;
+  /** Resolves true once the container is no longer running, false when `untilMs` passes first. */
+  waitForStopped(container: string, untilMs: number, signal?: AbortSignal): Promise<boolean>;
+  /** Every action, for Events (see `reportEvent`) and metrics. */
+  report?(report: ActionReport): void;
+  /** Write a progress condition (merge into pods/status); its Events go with it when it changed. */
+  progress?(update: StatusUpdate): Promise<void> | void;
+  readonly signal?: AbortSignal;
+}
+
+export interface DispatchResult {
+  /** Containers that ended, and those given up on. */
+  readonly stopped: readonly string[];
+  readonly failed: readonly string[];
+  /** For delete/phase: whether the action took (or had already taken) effect. */
+  readonly ok: boolean;
+}
+
+const KILL: StopSpec = Object.freeze({ kind: 'signal', signal: 'KILL' });
+
+/** The Event for an action report (undefined for reports that carry no Event of their own). */
+export function reportEvent(report: ActionReport): LifecycleEvent | undefined {
+  switch (report.kind) {
+    case 'stop-issued':
+      return report.ok
+        ? {
+            type: 'Normal',
+            reason: EventReason.StoppingContainer,
+            note: `stopping container ${report.container} with ${report.stop}${report.escalated ? ' (budget share exhausted)' : ''} via ${report.detail}`,
+            action: 'Stop',
+          }
+        : {
+            type: 'Warning',
+            reason: EventReason.StopFailed,
+            note: `could not deliver ${report.stop} to container ${report.container}: ${report.error ?? 'unknown error'}`,
+            action: 'Stop',
+          };
+    case 'stopped':
+      return { type: 'Normal', reason: EventReason.ContainerStopped, note: `container ${report.container} stopped`, action: 'Stop' };
+    case 'stop-failed':
+      return { type: 'Warning', reason: EventReason.StopFailed, note: `container ${report.container} did not stop: ${report.why}`, action: 'Stop' };
+    case 'deleted':
+    case 'phase':
+      return report.outcome === 'failed'
+        ? { type: 'Warning', reason: EventReason.StopFailed, note: `${report.detail} failed: ${report.error ?? 'unknown error'}`, action: 'Stop' }
+        : undefined;
+  }
+}
+
+export async function runDecision(pod: V1Pod, decision: Decision, ctx: DispatchContext): Promise<DispatchResult> {
+  switch (decision.action) {
+    case 'stop':
+      return runStop(pod, decision, ctx);
+    case 'delete': {
+      const r = await deletePod(ctx.pods, pod, decision.gracePeriodSeconds);
+      ctx.report?.({ kind: 'deleted', ...r });
+      return { stopped: [], failed: [], ok: r.outcome !== 'failed' };
+    }
+    case 'phase': {
+      const r = await markPhase(ctx.pods, pod, decision.phase);
+      ctx.report?.({ kind: 'phase', ...r });
+      return { stopped: [], failed: [], ok: r.outcome !== 'failed' };
+    }
+    default:
+      return { stopped: [], failed: [], ok: true };
+  }
+}
+
+export async function runStop(pod: V1Pod, decision: StopDecision, ctx: DispatchContext): Promise<DispatchResult> {
+  const config = ctx.config ?? {};
+  const minStage = config.minStageMs ?? DEFAULT_MIN_STAGE_MS;
+  const budgetEnd = decision.firedAtMs + decision.budgetMs;
+  const issued: IssuedStop[] = [...decision.issued];
+  const stopped: string[] = [];
+  const failed: string[] = [...decision.failed];
+
+  // Progress writes are serialised: parallel steps must not lose each other's record.
+  let writes: Promise<void> = Promise.resolve();
+  const record = (stop: IssuedStop): Promise<void> => {
+    issued.push(stop);
+    const update = failed.length > 0
+      ? { ...stopFailedUpdate(decision.targets, issued, failed.join(', '), 'still running after its share of the grace period and a SIGKILL'), events: [] }
+      : stoppingUpdate(decision.targets, issued);
+    writes = writes.then(async () => {
+      try {
+        await ctx.progress?.(update);
+      } catch {
+        // A lost progress write only risks repeating a stop after a restart; the stop itself stands.
+      }
+    });
+    return writes;
+  };
+
+  const deliver = async (step: StopStep, spec: StopSpec, escalated: boolean): Promise<void> => {
+    const attempt = await deliverStop(pod, step.container, spec, escalated, step.method, ctx, config);
+    ctx.report?.({
+      kind: 'stop-issued',
+      container: step.container,
+      stop: formatStopSpec(spec),
+      method: attempt.method,
+      escalated,
+      ok: attempt.ok,
+      detail: attempt.detail,
+      ...(attempt.error !== undefined ? { error: attempt.error } : {}),
+    });
+    await record({ container: step.container, escalated });
+  };
+
+  const runStep = async (step: StopStep, deadline: number): Promise<void> => {
+    const began = ctx.now();
+    let escalated = step.escalate;
+    if (!step.issued) await deliver(step, step.stop, escalated);
+    let gone = await ctx.waitForStopped(step.container, escalated ? deadline + minStage : deadline, ctx.signal);
+    if (!gone && !escalated && !ctx.signal?.aborted) {
+      escalated = true;
+      await deliver(step, KILL, true);
+      gone = await ctx.waitForStopped(step.container, Math.max(deadline, ctx.now()) + minStage, ctx.signal);
+    }
+    if (ctx.signal?.aborted) return;
+    if (gone) {
+      stopped.push(step.container);
+      ctx.report?.({ kind: 'stopped', container: step.container, waitedMs: ctx.now() - began });
+      return;
+    }
+    failed.push(step.container);
+    const why = 'still running after its share of the grace period and a SIGKILL';
+    ctx.report?.({ kind: 'stop-failed', container: step.container, why });
+    await (writes = writes.then(async () => {
+      try {
+        await ctx.progress?.(stopFailedUpdate(decision.targets, issued, step.container, why));
+      } catch {
+        // reported through `report` already
+      }
+    }));
+  };
+
+  const stages = new Map<number, StopStep[]>();
+  for (const step of decision.steps) {
+    const list = stages.get(step.stage);
+    if (list) list.push(step);
+    else stages.set(step.stage, [step]);
+  }
+  let left = decision.stagesLeft;
+  for (const [stage, steps] of stages) {
+    if (ctx.signal?.aborted) break;
+    const deadline =
+      stage === decision.currentStage ? decision.stageDeadlineMs : stageDeadline(ctx.now(), budgetEnd, left, minStage);
+    await Promise.all(steps.map((s) => runStep(s, deadline)));
+    left--;
+  }
+  await writes;
+  return { stopped, failed, ok: failed.length === 0 };
+}
+
+async function deliverStop(
+  pod: V1Pod,
+  container: string,
+  spec: StopSpec,
+  escalated: boolean,
+  preferred: StopMethod,
+  ctx: DispatchContext,
+  config: KeystoneConfig,
+): Promise<StopAttempt & { method: StopMethod }> {
+  const order: StopMethod[] = preferred === 'ephemeral' ? ['ephemeral', 'exec'] : ['exec', 'ephemeral'];
+  const errors: string[] = [];
+  let last: (StopAttempt & { method: StopMethod }) | undefined;
+  for (const method of order) {
+    let attempt: StopAttempt | undefined;
+    if (method === 'exec') {
+      if (!ctx.exec) continue;
+      attempt = await stopByExec(ctx.exec, podRef(pod), container, spec, config.execCommands, ctx.signal);
+    } else {
+      if (!config.ephemeralImage || spec.kind === 'exec') continue;
+      attempt = await stopByEphemeral(ctx.pods, pod, container, spec, escalated, config.ephemeralImage, config.ephemeralSecurityContext);
+    }
+    last = { ...attempt, method };
+    if (attempt.ok) return last;
+    errors.push(`${method}: ${attempt.error ?? 'failed'}`);
+  }
+  if (!last) return { ok: false, method: preferred, detail: formatStopSpec(spec), error: 'no stop strategy available (no exec client, no ephemeral image)' };
+  return { ...last, error: errors.join('; ') };
+}

@@ -1,0 +1,213 @@
+/**
+ * AdmissionReview v1 for mutating webhooks: a pure handler and a node:http(s) adapter.
+ *
+ * Guarantees (policy in ADR 0053):
+ * - a body that is not an AdmissionReview v1 with `request.uid` gets HTTP 400 and a plain
+ *   message (without a uid there is nothing valid to answer; the API server then applies the
+ *   webhook's failurePolicy and logs the message);
+ * - a well-formed review is always answered 200 with its uid echoed; a request we cannot or
+ *   should not mutate (not a Pod, DELETE, a mutator that throws) is allowed unchanged, with a
+ *   warning — podlife never blocks a pod by accident;
+ * - a patch is a base64 JSON patch with `patchType: JSONPatch`, and only present when non-empty;
+ * - the HTTP adapter bounds the body (default 1 MiB) and the time (default 10 s), checks
+ *   method and content type, and never lets an exception escape.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { JsonPatchOp } from '@podlife/core';
+import { readLifecycle, type LifecycleOptions } from '../annotations.js';
+import { planNativeSidecars } from './patches.js';
+
+export interface AdmissionRequest {
+  readonly uid: string;
+  readonly kind?: { group?: string; version?: string; kind?: string };
+  readonly operation?: string;
+  readonly namespace?: string;
+  readonly name?: string;
+  readonly object?: unknown;
+  readonly dryRun?: boolean;
+}
+
+export interface AdmissionResponse {
+  uid: string;
+  allowed: boolean;
+  patch?: string;
+  patchType?: 'JSONPatch';
+  status?: { code?: number; message: string };
+  warnings?: string[];
+}
+
+export interface AdmissionReviewOut {
+  apiVersion: 'admission.k8s.io/v1';
+  kind: 'AdmissionReview';
+  response: AdmissionResponse;
+}
+
+export type AdmissionOutcome =
+  | { readonly httpStatus: 200; readonly review: AdmissionReviewOut }
+  | { readonly httpStatus: 400; readonly error: string };
+
+export interface MutateResult {
+  readonly ops?: readonly JsonPatchOp[];
+  readonly warnings?: readonly string[];
+  /** Deny the request with this message (for webhooks that want to enforce). */
+  readonly deny?: string;
+}
+
+export interface AdmissionOptions {
+  /** Compute the patch for a pod. Throwing allows the pod unchanged, with a warning. */
+  mutate(pod: V1Pod, request: AdmissionRequest): readonly JsonPatchOp[] | MutateResult;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function review(response: AdmissionResponse): AdmissionOutcome {
+  return { httpStatus: 200, review: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response } };
+}
+
+export function handleAdmissionReview(body: unknown, options: AdmissionOptions): AdmissionOutcome {
+  if (!isRecord(body)) return { httpStatus: 400, error: 'body is not a JSON object (expected an admission.k8s.io/v1 AdmissionReview)' };
+  if (body.apiVersion !== 'admission.k8s.io/v1' || body.kind !== 'AdmissionReview') {
+    return { httpStatus: 400, error: `expected apiVersion admission.k8s.io/v1 and kind AdmissionReview, got ${String(body.apiVersion)} ${String(body.kind)}` };
+  }
+  const request = body.request;
+  if (!isRecord(request) || typeof request.uid !== 'string' || request.uid.length === 0) {
+    return { httpStatus: 400, error: 'AdmissionReview has no request.uid' };
+  }
+  const uid = request.uid;
+  const req = request as unknown as AdmissionRequest;
+  const kind = isRecord(request.kind) ? request.kind : {};
+  if (kind.kind !== 'Pod' || (kind.group ?? '') !== '') {
+    return review({ uid, allowed: true, warnings: [`podlife: ${String(kind.kind)} is not a Pod; left unchanged`] });
+  }
+  if (req.operation !== undefined && req.operation !== 'CREATE' && req.operation !== 'UPDATE') return review({ uid, allowed: true });
+  if (!isRecord(request.object)) {
+    return review({ uid, allowed: true, warnings: ['podlife: request carries no pod object; left unchanged'] });
+  }
+
+  let result: MutateResult;
+  try {
+    const out = options.mutate(request.object as V1Pod, req);
+    result = Array.isArray(out) ? { ops: out as readonly JsonPatchOp[] } : (out as MutateResult);
+  } catch (err) {
+    return review({ uid, allowed: true, warnings: [`podlife: pod left unchanged: ${err instanceof Error ? err.message : String(err)}`] });
+  }
+  if (result.deny !== undefined) {
+    return review({ uid, allowed: false, status: { code: 403, message: result.deny }, ...(result.warnings?.length ? { warnings: [...result.warnings] } : {}) });
+  }
+  const response: AdmissionResponse = { uid, allowed: true };
+  if (result.ops && result.ops.length > 0) {
+    response.patch = Buffer.from(JSON.stringify(result.ops)).toString('base64');
+    response.patchType = 'JSONPatch';
+  }
+  if (result.warnings && result.warnings.length > 0) response.warnings = [...result.warnings];
+  return review(response);
+}
+
+/**
+ * The controller's own mutation: convert sidecars to native ones (kubelet check against
+ * `nodes()`), and surface invalid lifecycle annotations as admission warnings (kubectl shows
+ * them) instead of rejecting the pod.
+ */
+export function lifecycleMutator(nodes: () => readonly V1Node[], options: LifecycleOptions = {}): AdmissionOptions['mutate'] {
+  return (pod) => {
+    const reading = readLifecycle(pod, options);
+    if (reading.kind === 'invalid') return { warnings: reading.errors.map((e) => `podlife: ${e.message}`) };
+    if (reading.kind === 'not-ours') return [];
+    return { ops: planNativeSidecars(pod, { ...options, nodes: nodes() }).ops };
+  };
+}
+
+export interface AdmissionHandlerOptions extends AdmissionOptions {
+  /** Largest accepted body; default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Time to receive and answer a request; default 10 s (the API server's default webhook timeout). */
+  timeoutMs?: number;
+  /** Called with errors that were answered with 4xx/5xx, for logs and metrics. */
+  onError?(err: { status: number; message: string }): void;
+}
+
+const JSON_TYPE = 'application/json';
+
+export function createAdmissionHandler(options: AdmissionHandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const maxBody = options.maxBodyBytes ?? 1024 * 1024;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  return (req, res) => {
+    let done = false;
+    const send = (status: number, body: unknown) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      if (status >= 400) options.onError?.({ status, message: typeof body === 'string' ? body : JSON.stringify(body) });
+      try {
+        const text = typeof body === 'string' ? body + '\n' : JSON.stringify(body);
+        res.writeHead(status, {
+          'Content-Type': typeof body === 'string' ? 'text/plain; charset=utf-8' : JSON_TYPE,
+          'Content-Length': Buffer.byteLength(text),
+          ...(status >= 400 ? { Connection: 'close' } : {}),
+        });
+        res.end(text);
+      } catch {
+        res.destroy();
+      }
+    };
+    const timer = setTimeout(() => {
+      send(408, `request not received and answered within ${timeoutMs} ms`);
+      req.destroy();
+    }, timeoutMs);
+
+    try {
+      if (req.method !== 'POST') {
+        send(405, 'only POST is accepted');
+        req.resume();
+        return;
+      }
+      const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+      if (type !== JSON_TYPE) {
+        send(415, `content type must be ${JSON_TYPE}`);
+        req.resume();
+        return;
+      }
+      const declared = Number(req.headers['content-length']);
+      if (Number.isFinite(declared) && declared > maxBody) {
+        send(413, `body larger than ${maxBody} bytes`);
+        req.resume();
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on('data', (chunk: Buffer) => {
+        if (done) return;
+        size += chunk.length;
+        if (size > maxBody) {
+          send(413, `body larger than ${maxBody} bytes`);
+          req.destroy();
+          return;
+        }
+        chunks.push(chunk);
+      });
+      req.on('error', () => send(400, 'request stream failed'));
+      req.on('end', () => {
+        if (done) return;
+        let body: unknown;
+        try {
+          body = JSON.parse(Buffer.concat(chunks, size).toString('utf8'));
+        } catch {
+          send(400, 'body is not valid JSON');
+          return;
+        }
+        try {
+          const outcome = handleAdmissionReview(body, options);
+          if (outcome.httpStatus === 200) send(200, outcome.review);
+          else send(400, outcome.error);
+        } catch (err) {
+          send(500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      });
+    } catch (err) {
+      send(500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+}
