@@ -11,3 +11,4 @@ export * from './metrics.js';
 export * from './controller.js';
 export * from './queue.js';
 export * from './leader.js';
+export * from './events.js';
