@@ -1,0 +1,200 @@
+/**
+ * The NodeReadinessRule CustomResourceDefinition, as an object: installed by tests and the
+ * controller's tooling, and rendered to deploy/crds/nodereadinessrules.yaml (a unit test keeps
+ * the two identical).
+ *
+ * Guarantees: the API server itself refuses the rules the controller would reject — wrong taint
+ * prefix or name, unknown effect, NoExecute without opt-in, an empty selector, bootstrap-only with
+ * anyOf or defaultStatus — and refuses changing the taint, which would orphan taints on nodes.
+ */
+import { DurationPattern } from './rule.js';
+import { ReadinessTaintPrefix, RuleGroup, RuleKind, RuleResource, RuleVersion } from './names.js';
+
+const status3 = { type: 'string', enum: ['True', 'False', 'Unknown'] };
+const count = { type: 'integer', format: 'int32', minimum: 0 };
+const escapedPrefix = ReadinessTaintPrefix.replaceAll('.', '\\.');
+
+const labelSelector = {
+  type: 'object',
+  description: 'Which nodes the rule gates. Must not be empty: a rule for every node is a cluster-wide outage waiting to happen.',
+  properties: {
+    matchLabels: { type: 'object', maxProperties: 32, additionalProperties: { type: 'string', maxLength: 63 } },
+    matchExpressions: {
+      type: 'array',
+      maxItems: 32,
+      items: {
+        type: 'object',
+        required: ['key', 'operator'],
+        properties: {
+          key: { type: 'string', maxLength: 316 },
+          operator: { type: 'string', enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'] },
+          values: { type: 'array', maxItems: 64, items: { type: 'string', maxLength: 63 } },
+        },
+        'x-kubernetes-validations': [
+          {
+            rule: "(self.operator == 'In' || self.operator == 'NotIn') == (has(self.values) && size(self.values) > 0)",
+            message: 'In and NotIn need values; Exists and DoesNotExist take none',
+          },
+        ],
+      },
+    },
+  },
+  'x-kubernetes-validations': [
+    {
+      rule: '(has(self.matchLabels) && size(self.matchLabels) > 0) || (has(self.matchExpressions) && size(self.matchExpressions) > 0)',
+      message: 'nodeSelector must select something: an empty selector would gate every node in the cluster',
+    },
+  ],
+};
+
+const spec = {
+  type: 'object',
+  required: ['conditions', 'enforcementMode', 'taint', 'nodeSelector'],
+  properties: {
+    conditions: {
+      type: 'array',
+      description: 'Node conditions the gate waits for.',
+      minItems: 1,
+      maxItems: 16,
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
+      items: {
+        type: 'object',
+        required: ['type'],
+        properties: {
+          type: { type: 'string', minLength: 1, maxLength: 316, pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$' },
+          requiredStatus: { ...status3, default: 'True', description: 'The status that satisfies the condition.' },
+          defaultStatus: { ...status3, description: 'Assumed when the node does not report the condition (continuous rules only).' },
+        },
+      },
+    },
+    match: { type: 'string', enum: ['allOf', 'anyOf'], default: 'allOf', description: 'Whether every condition or any one must be satisfied.' },
+    enforcementMode: {
+      type: 'string',
+      enum: ['bootstrap-only', 'continuous'],
+      description: 'bootstrap-only removes the taint once and never adds it; continuous re-adds it when a condition explicitly fails for longer than debounce.',
+    },
+    taint: {
+      type: 'object',
+      required: ['key', 'effect'],
+      properties: {
+        key: { type: 'string', maxLength: 80, pattern: `^${escapedPrefix}[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$` },
+        value: { type: 'string', maxLength: 63 },
+        effect: { type: 'string', enum: ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] },
+      },
+      'x-kubernetes-validations': [
+        { rule: `self.key.startsWith('${ReadinessTaintPrefix}')`, message: `taint key must start with ${ReadinessTaintPrefix}` },
+        { rule: 'self == oldSelf', message: 'taint is immutable: changing it would orphan the taints already on nodes; create a new rule instead' },
+      ],
+    },
+    allowNoExecute: { type: 'boolean', default: false, description: 'Opt in to a NoExecute taint, which evicts running pods.' },
+    nodeSelector: labelSelector,
+    dryRun: { type: 'boolean', default: false, description: 'Report what would change in status and Events; write nothing to nodes.' },
+    maxConditionAge: { type: 'string', pattern: DurationPattern, description: 'A condition whose lastHeartbeatTime is older than this counts as Unknown.' },
+    debounce: { type: 'string', pattern: DurationPattern, default: '30s', description: 'continuous: how long a condition must fail before the taint returns.' },
+    guardrails: {
+      type: 'object',
+      default: {},
+      properties: {
+        maxTaintedPercent: { type: 'integer', minimum: 0, maximum: 100, default: 50, description: 'Circuit breaker: add no taint while more than this share of selected nodes would carry it.' },
+        additionsPerMinute: { type: 'integer', minimum: 1, maximum: 60000, default: 60 },
+        additionBurst: { type: 'integer', minimum: 1, maximum: 10000, default: 10 },
+      },
+    },
+  },
+  'x-kubernetes-validations': [
+    {
+      rule: "self.taint.effect != 'NoExecute' || self.allowNoExecute == true",
+      message: 'NoExecute evicts running pods: set allowNoExecute: true to opt in',
+      fieldPath: '.taint.effect',
+    },
+    {
+      rule: "self.enforcementMode != 'bootstrap-only' || self.match == 'allOf'",
+      message: 'bootstrap-only rules must use match: allOf (a node is released once, so every condition must hold)',
+      fieldPath: '.match',
+    },
+    {
+      rule: "self.enforcementMode != 'bootstrap-only' || self.conditions.all(c, !has(c.defaultStatus))",
+      message: 'bootstrap-only rules cannot set defaultStatus: a missing agent must never release a node',
+      fieldPath: '.conditions',
+    },
+  ],
+};
+
+const statusSchema = {
+  type: 'object',
+  description: 'Counts only: per-node lists do not scale to large fleets (use `podlife explain node`).',
+  properties: {
+    observedGeneration: { type: 'integer', format: 'int64' },
+    matchedNodes: count,
+    satisfiedNodes: count,
+    taintedNodes: count,
+    failingNodes: count,
+    unknownNodes: count,
+    missingNodes: count,
+    completedNodes: count,
+    wouldTaintNodes: count,
+    wouldUntaintNodes: count,
+    conditions: {
+      type: 'array',
+      maxItems: 8,
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
+      items: {
+        type: 'object',
+        required: ['type', 'status'],
+        properties: {
+          type: { type: 'string', maxLength: 316 },
+          status: status3,
+          reason: { type: 'string', maxLength: 1024 },
+          message: { type: 'string', maxLength: 32768 },
+          lastTransitionTime: { type: 'string', format: 'date-time' },
+        },
+      },
+    },
+  },
+};
+
+export const nodeReadinessRuleCrd = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: `${RuleResource}.${RuleGroup}` },
+  spec: {
+    group: RuleGroup,
+    scope: 'Cluster',
+    names: { plural: RuleResource, singular: 'nodereadinessrule', kind: RuleKind, listKind: `${RuleKind}List`, shortNames: ['nrr'] },
+    versions: [
+      {
+        name: RuleVersion,
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        additionalPrinterColumns: [
+          { name: 'Taint', type: 'string', jsonPath: '.spec.taint.key' },
+          { name: 'Effect', type: 'string', jsonPath: '.spec.taint.effect' },
+          { name: 'Mode', type: 'string', jsonPath: '.spec.enforcementMode' },
+          { name: 'DryRun', type: 'boolean', jsonPath: '.spec.dryRun' },
+          { name: 'Matched', type: 'integer', jsonPath: '.status.matchedNodes' },
+          { name: 'Tainted', type: 'integer', jsonPath: '.status.taintedNodes' },
+          { name: 'Accepted', type: 'string', jsonPath: '.status.conditions[?(@.type=="Accepted")].status' },
+          { name: 'Breaker', type: 'string', priority: 1, jsonPath: '.status.conditions[?(@.type=="CircuitBreakerOpen")].status' },
+          { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+        ],
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            description: 'A readiness gate: nodes it selects keep its taint until the node conditions it names are satisfied.',
+            required: ['spec'],
+            properties: {
+              apiVersion: { type: 'string' },
+              kind: { type: 'string' },
+              metadata: { type: 'object' },
+              spec,
+              status: statusSchema,
+            },
+          },
+        },
+      },
+    ],
+  },
+};

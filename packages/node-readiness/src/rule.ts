@@ -1,0 +1,243 @@
+/**
+ * The NodeReadinessRule resource and its normalised form.
+ *
+ * Guarantees:
+ * - `resolveRule` never throws: a rule is either a `ResolvedRule` with every default applied, or
+ *   a list of problems each naming the offending field (the same checks the CRD's CEL rules make,
+ *   so a rule admitted under an older CRD cannot slip past the controller);
+ * - durations accept Go's notation (`90s`, `1m30s`, `250ms`), as kubectl users expect.
+ */
+import type { V1LabelSelector, V1ObjectMeta, V1Taint } from '@kubernetes/client-node';
+import { qualifiedNameProblem, timeMs } from '@podlife/core';
+import type { ConditionStatus, ConditionLike } from '@podlife/core';
+import { ReadinessTaintPrefix, RuleApiVersion, RuleKind } from './names.js';
+
+export type EnforcementMode = 'bootstrap-only' | 'continuous';
+export type ConditionMatch = 'allOf' | 'anyOf';
+export type TaintEffect = 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+
+export interface RuleCondition {
+  type: string;
+  /** The status that satisfies this condition; default True. */
+  requiredStatus?: ConditionStatus;
+  /** Assumed when the node does not report the condition at all (continuous rules only). */
+  defaultStatus?: ConditionStatus;
+}
+
+export interface RuleGuardrails {
+  /** Stop adding taints when more than this share of matched nodes would carry it; default 50. */
+  maxTaintedPercent?: number;
+  /** Token-bucket refill rate for taint additions; default 60 per minute. */
+  additionsPerMinute?: number;
+  /** Token-bucket size; default 10. */
+  additionBurst?: number;
+}
+
+export interface NodeReadinessRuleSpec {
+  conditions: RuleCondition[];
+  match?: ConditionMatch;
+  enforcementMode: EnforcementMode;
+  taint: { key: string; effect: TaintEffect; value?: string };
+  /** NoExecute evicts running pods; a rule may use it only by saying so. */
+  allowNoExecute?: boolean;
+  nodeSelector: V1LabelSelector;
+  dryRun?: boolean;
+  /** A condition whose lastHeartbeatTime is older than this counts as Unknown. */
+  maxConditionAge?: string;
+  /** continuous: how long a condition must stay explicitly failing before the taint returns; default 30s. */
+  debounce?: string;
+  guardrails?: RuleGuardrails;
+}
+
+export interface NodeReadinessRuleStatus {
+  observedGeneration?: number;
+  matchedNodes?: number;
+  satisfiedNodes?: number;
+  taintedNodes?: number;
+  failingNodes?: number;
+  unknownNodes?: number;
+  missingNodes?: number;
+  completedNodes?: number;
+  /** Dry run only: nodes the rule would taint, and nodes it would untaint, if it were enforced. */
+  wouldTaintNodes?: number;
+  wouldUntaintNodes?: number;
+  conditions?: ConditionLike[];
+}
+
+export interface NodeReadinessRule {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: V1ObjectMeta;
+  spec?: NodeReadinessRuleSpec;
+  status?: NodeReadinessRuleStatus;
+}
+
+export interface ResolvedCondition {
+  type: string;
+  requiredStatus: ConditionStatus;
+  defaultStatus?: ConditionStatus;
+}
+
+/** A rule with every default applied, ready for `evaluateNode`. */
+export interface ResolvedRule {
+  name: string;
+  generation: number;
+  createdMs: number;
+  deleting: boolean;
+  taint: V1Taint & { effect: TaintEffect };
+  conditions: ResolvedCondition[];
+  match: ConditionMatch;
+  mode: EnforcementMode;
+  selector: V1LabelSelector;
+  dryRun: boolean;
+  maxConditionAgeMs?: number;
+  debounceMs: number;
+  maxTaintedPercent: number;
+  additionsPerMinute: number;
+  additionBurst: number;
+}
+
+export interface RuleProblem {
+  field: string;
+  message: string;
+}
+
+export const RuleDefaults = {
+  match: 'allOf' as ConditionMatch,
+  requiredStatus: 'True' as ConditionStatus,
+  debounceMs: 30_000,
+  maxTaintedPercent: 50,
+  additionsPerMinute: 60,
+  additionBurst: 10,
+};
+
+const statuses: readonly string[] = ['True', 'False', 'Unknown'];
+const effects: readonly string[] = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
+const modes: readonly string[] = ['bootstrap-only', 'continuous'];
+const matches: readonly string[] = ['allOf', 'anyOf'];
+
+/** The pattern the CRD also uses: Go duration notation, positive units only. */
+export const DurationPattern = '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$';
+const durationUnitMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Milliseconds in a Go-style duration (`1m30s`), or undefined when it is not one. */
+export function parseDuration(text: string): number | undefined {
+  if (!new RegExp(DurationPattern).test(text)) return undefined;
+  let total = 0;
+  for (const m of text.matchAll(/([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)/g)) {
+    total += Number(m[1]) * (durationUnitMs[m[2] ?? 's'] ?? 0);
+  }
+  return total;
+}
+
+function selectorIsEmpty(sel: V1LabelSelector | undefined): boolean {
+  return Object.keys(sel?.matchLabels ?? {}).length === 0 && (sel?.matchExpressions ?? []).length === 0;
+}
+
+function optionalDuration(value: string | undefined, field: string, problems: RuleProblem[]): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = parseDuration(value);
+  if (ms === undefined) problems.push({ field, message: `"${value}" is not a duration such as 30s or 1m30s` });
+  return ms;
+}
+
+function integerIn(value: number | undefined, min: number, max: number, field: string, problems: RuleProblem[]): void {
+  if (value === undefined) return;
+  if (!Number.isInteger(value) || value < min || value > max) {
+    problems.push({ field, message: `must be an integer between ${min} and ${max}, got ${value}` });
+  }
+}
+
+/** Validates a rule and applies defaults. */
+export function resolveRule(rule: NodeReadinessRule): { rule: ResolvedRule; problems?: undefined } | { rule?: undefined; problems: RuleProblem[] } {
+  const problems: RuleProblem[] = [];
+  const name = rule.metadata?.name ?? '';
+  if (!name) problems.push({ field: 'metadata.name', message: 'a rule needs a name' });
+  const spec = rule.spec;
+  if (!spec) return { problems: [...problems, { field: 'spec', message: 'a rule needs a spec' }] };
+
+  const conditions: ResolvedCondition[] = [];
+  const seen = new Set<string>();
+  if (!Array.isArray(spec.conditions) || spec.conditions.length === 0) {
+    problems.push({ field: 'spec.conditions', message: 'list at least one node condition' });
+  }
+  (spec.conditions ?? []).forEach((c, i) => {
+    const field = `spec.conditions[${i}]`;
+    const typeProblem = typeof c?.type === 'string' ? qualifiedNameProblem(c.type) : 'type is required';
+    if (typeProblem) problems.push({ field: `${field}.type`, message: typeProblem });
+    if (seen.has(c?.type)) problems.push({ field: `${field}.type`, message: `condition "${c.type}" is listed twice` });
+    seen.add(c?.type);
+    const requiredStatus = c?.requiredStatus ?? RuleDefaults.requiredStatus;
+    if (!statuses.includes(requiredStatus)) problems.push({ field: `${field}.requiredStatus`, message: `must be one of ${statuses.join(', ')}` });
+    if (c?.defaultStatus !== undefined && !statuses.includes(c.defaultStatus)) {
+      problems.push({ field: `${field}.defaultStatus`, message: `must be one of ${statuses.join(', ')}` });
+    }
+    conditions.push({ type: c?.type, requiredStatus, ...(c?.defaultStatus !== undefined ? { defaultStatus: c.defaultStatus } : {}) });
+  });
+
+  const match = spec.match ?? RuleDefaults.match;
+  if (!matches.includes(match)) problems.push({ field: 'spec.match', message: `must be allOf or anyOf, got "${match}"` });
+  const mode = spec.enforcementMode;
+  if (!modes.includes(mode)) problems.push({ field: 'spec.enforcementMode', message: `must be bootstrap-only or continuous, got "${String(mode)}"` });
+  if (mode === 'bootstrap-only') {
+    if (match === 'anyOf') problems.push({ field: 'spec.match', message: 'bootstrap-only rules must use allOf: a node is released once, so every condition must hold' });
+    if (conditions.some((c) => c.defaultStatus !== undefined)) {
+      problems.push({ field: 'spec.conditions', message: 'bootstrap-only rules cannot set defaultStatus: a missing agent must never release a node' });
+    }
+  }
+
+  const taint = spec.taint;
+  const key = taint?.key ?? '';
+  if (!key.startsWith(ReadinessTaintPrefix)) {
+    problems.push({ field: 'spec.taint.key', message: `must start with ${ReadinessTaintPrefix}, got "${key}"` });
+  } else {
+    const keyProblem = qualifiedNameProblem(key);
+    if (keyProblem) problems.push({ field: 'spec.taint.key', message: keyProblem });
+  }
+  if (!effects.includes(taint?.effect)) problems.push({ field: 'spec.taint.effect', message: `must be one of ${effects.join(', ')}` });
+  if (taint?.effect === 'NoExecute' && spec.allowNoExecute !== true) {
+    problems.push({ field: 'spec.allowNoExecute', message: 'NoExecute evicts running pods; set allowNoExecute: true to opt in' });
+  }
+
+  if (selectorIsEmpty(spec.nodeSelector)) {
+    problems.push({ field: 'spec.nodeSelector', message: 'must select something: an empty selector would gate every node in the cluster' });
+  }
+
+  const maxConditionAgeMs = optionalDuration(spec.maxConditionAge, 'spec.maxConditionAge', problems);
+  const debounceMs = optionalDuration(spec.debounce, 'spec.debounce', problems) ?? RuleDefaults.debounceMs;
+  const g = spec.guardrails ?? {};
+  integerIn(g.maxTaintedPercent, 0, 100, 'spec.guardrails.maxTaintedPercent', problems);
+  integerIn(g.additionsPerMinute, 1, 60_000, 'spec.guardrails.additionsPerMinute', problems);
+  integerIn(g.additionBurst, 1, 10_000, 'spec.guardrails.additionBurst', problems);
+
+  if (problems.length > 0) return { problems };
+  return {
+    rule: {
+      name,
+      generation: rule.metadata?.generation ?? 0,
+      createdMs: timeMs(rule.metadata?.creationTimestamp) ?? 0,
+      deleting: rule.metadata?.deletionTimestamp != null,
+      taint: { key, effect: taint.effect, ...(taint.value ? { value: taint.value } : {}) },
+      conditions,
+      match,
+      mode,
+      selector: spec.nodeSelector,
+      dryRun: spec.dryRun === true,
+      ...(maxConditionAgeMs !== undefined ? { maxConditionAgeMs } : {}),
+      debounceMs,
+      maxTaintedPercent: g.maxTaintedPercent ?? RuleDefaults.maxTaintedPercent,
+      additionsPerMinute: g.additionsPerMinute ?? RuleDefaults.additionsPerMinute,
+      additionBurst: g.additionBurst ?? RuleDefaults.additionBurst,
+    },
+  };
+}
+
+/** "key:effect", the identity of a taint on a node (the API server allows one per pair). */
+export function taintId(taint: { key: string; effect?: string }): string {
+  return `${taint.key}:${taint.effect ?? ''}`;
+}
+
+/** A NodeReadinessRule object, for tests, examples and the CLI. */
+export function nodeReadinessRule(name: string, spec: NodeReadinessRuleSpec): NodeReadinessRule {
+  return { apiVersion: RuleApiVersion, kind: RuleKind, metadata: { name }, spec };
+}
