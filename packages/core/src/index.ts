@@ -12,3 +12,4 @@ export * from './controller.js';
 export * from './queue.js';
 export * from './leader.js';
 export * from './events.js';
+export * from './manager.js';

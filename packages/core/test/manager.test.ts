@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { describe, it, afterEach } from 'mocha';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ApiError, KubeClient } from '../src/client.js';
+import { Controller } from '../src/controller.js';
+import type { LeaseApi, LeaseObject } from '../src/leader.js';
+import { Manager } from '../src/manager.js';
+import { FakeTransport, obj } from './support/fake-transport.js';
+
+async function offlineClient(): Promise<KubeClient> {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: 'http://127.0.0.1:9', skipTLSVerify: true }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return KubeClient.fromKubeConfig(kc);
+}
+
+class MemoryLease implements LeaseApi {
+  lease: LeaseObject | undefined;
+  private rv = 0;
+  async get(): Promise<LeaseObject | undefined> {
+    return this.lease && structuredClone(this.lease);
+  }
+  async create(l: LeaseObject): Promise<LeaseObject> {
+    if (this.lease) throw new ApiError(409, 'AlreadyExists', 'exists', undefined);
+    this.lease = { ...l, metadata: { ...l.metadata, resourceVersion: String(++this.rv) } };
+    return structuredClone(this.lease);
+  }
+  async update(l: LeaseObject): Promise<LeaseObject> {
+    if (l.metadata.resourceVersion !== this.lease?.metadata.resourceVersion) throw new ApiError(409, 'Conflict', 'modified', undefined);
+    this.lease = { ...l, metadata: { ...l.metadata, resourceVersion: String(++this.rv) } };
+    return structuredClone(this.lease);
+  }
+}
+
+function until(check: () => boolean, ms = 3_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  return new Promise((resolve, reject) => {
+    const poll = (): void => {
+      if (check()) resolve();
+      else if (Date.now() > deadline) reject(new Error('condition not reached in time'));
+      else setTimeout(poll, 5);
+    };
+    poll();
+  });
+}
+
+describe('Manager', () => {
+  const managers: Manager[] = [];
+  afterEach(async () => {
+    await Promise.all(managers.splice(0).map((m) => m.stop()));
+  });
+
+  async function manager(opts: Partial<ConstructorParameters<typeof Manager>[0]> = {}): Promise<Manager> {
+    const m = new Manager({ client: await offlineClient(), healthPort: 0, metricsPort: 0, ...opts });
+    managers.push(m);
+    return m;
+  }
+
+  it('answers /healthz at once and /readyz only after every informer has synced', async () => {
+    const m = await manager();
+    const t = new FakeTransport();
+    t.lists = [new Error('not yet'), { items: [obj('a', '1')], resourceVersion: '2' }];
+    const informer = m.informer({ path: '/things', transport: t, backoff: { minMs: 150, maxMs: 150 } });
+    const starting = m.start();
+    await until(() => m.url('/readyz') !== undefined);
+    const base = m.url('/healthz')!;
+    assert.equal((await fetch(`${base}/healthz`)).status, 200);
+    assert.equal((await fetch(`${base}/readyz`)).status, 503);
+    await starting;
+    assert.ok(informer.hasSynced());
+    assert.equal((await fetch(`${base}/readyz`)).status, 200);
+  });
+
+  it('serves /metrics with controller-runtime names for the controllers it runs', async () => {
+    const m = await manager();
+    m.add(new Controller({ name: 'pods', reconciler: { reconcile: async () => undefined }, concurrency: 2 }));
+    await m.start();
+    const res = await fetch(`${m.url('/metrics')}/metrics`);
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    assert.match(text, /controller_runtime_max_concurrent_reconciles\{controller="pods"\} 2/);
+    assert.match(text, /workqueue_depth\{name="pods"\} 0/);
+  });
+
+  it('shares one informer per path and selectors', async () => {
+    const m = await manager({ healthPort: undefined, metricsPort: undefined });
+    const t = new FakeTransport();
+    const a = m.informer({ path: '/api/v1/pods', labelSelector: 'x=y', transport: t });
+    const b = m.informer({ path: '/api/v1/pods', labelSelector: 'x=y', transport: t });
+    const c = m.informer({ path: '/api/v1/pods', transport: t });
+    assert.equal(a, b);
+    assert.notEqual(a, c);
+  });
+
+  it('runs controllers only in the replica that holds the lease, and fails over on stop', async () => {
+    const lease = new MemoryLease();
+    const reconciled: string[] = [];
+    const replica = async (identity: string): Promise<{ m: Manager; c: Controller }> => {
+      const m = await manager({
+        healthPort: undefined,
+        metricsPort: undefined,
+        leaderElection: { namespace: 'ns', name: 'l', identity, leaseApi: lease, leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 50 },
+      });
+      const c = new Controller({ name: `c-${identity}`, reconciler: { reconcile: async (key) => void reconciled.push(`${identity}:${key}`) } });
+      m.add(c);
+      await m.start();
+      return { m, c };
+    };
+    const one = await replica('one');
+    await until(() => one.m.isLeader());
+    const two = await replica('two');
+    one.c.enqueue('k');
+    two.c.enqueue('k');
+    await new Promise((r) => setTimeout(r, 150));
+    assert.deepEqual(reconciled, ['one:k']);
+    assert.equal(two.m.isLeader(), false);
+    await one.m.stop();
+    await until(() => two.m.isLeader());
+    two.c.enqueue('k2');
+    await until(() => reconciled.includes('two:k2'));
+  });
+
+  it('stop() is idempotent and resolves done', async () => {
+    const m = await manager();
+    await m.start();
+    await Promise.all([m.stop(), m.stop()]);
+    await m.done;
+  });
+});
