@@ -1,0 +1,190 @@
+#!/usr/bin/env node
+// Provides the control-plane binaries (etcd, kube-apiserver, kube-controller-manager) that the
+// integration tests, the e2e tests and the demo run against.
+//
+// Guarantees:
+// - KUBEBUILDER_ASSETS (envtest's convention), when set, is used as is: nothing is built, and a
+//   missing binary there is an error naming the file;
+// - otherwise the binaries are built from the Go modules in test/control-plane/ once per version
+//   into a cache folder outside the repository, and reused afterwards (a stamp names the inputs:
+//   a changed go.mod, go.sum or build flag means a rebuild);
+// - a build lands in a temporary folder that is renamed into place only when complete, so an
+//   interrupted build never leaves binaries that look usable;
+// - it prints what it did and how long it took, and exits non-zero with a reason on failure.
+//
+// Usable as a command (`node scripts/control-plane-assets.mjs`) or imported (`ensureControlPlaneAssets`).
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const kubeModule = join(repoRoot, 'test', 'control-plane', 'kube');
+const etcdModule = join(repoRoot, 'test', 'control-plane', 'etcd');
+
+export const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager'];
+/** The two the harness cannot start without; kube-controller-manager is only needed for Jobs. */
+const REQUIRED_FROM_ENV = ['etcd', 'kube-apiserver'];
+
+/** Reads the version a go.mod requires for a module path. */
+function requiredVersion(goModPath, modulePath) {
+  const text = readFileSync(goModPath, 'utf8');
+  const escaped = modulePath.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  const m = new RegExp(`^\\s*(?:require\\s+)?${escaped}\\s+(v\\S+)`, 'm').exec(text);
+  if (!m?.[1]) throw new Error(`${goModPath} does not require ${modulePath}`);
+  return m[1];
+}
+
+/** The pinned versions, read from the Go modules (their go.mod files are the single source). */
+export function pinnedVersions() {
+  const kubernetes = requiredVersion(join(kubeModule, 'go.mod'), 'k8s.io/kubernetes');
+  const etcd = requiredVersion(join(etcdModule, 'go.mod'), 'go.etcd.io/etcd/server/v3');
+  return { kubernetes, etcd };
+}
+
+function kubeLdflags(version) {
+  const m = /^v(\d+)\.(\d+)\./.exec(version);
+  if (!m) throw new Error(`k8s.io/kubernetes version ${version} is not vMAJOR.MINOR.PATCH`);
+  const flags = ['-s', '-w'];
+  // Both packages report a version: component-base for /version and the binaries, client-go for
+  // the user agent the controller-manager sends.
+  for (const pkg of ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version']) {
+    flags.push(`-X ${pkg}.gitVersion=${version}`, `-X ${pkg}.gitMajor=${m[1]}`, `-X ${pkg}.gitMinor=${m[2]}`,
+      `-X ${pkg}.gitTreeState=clean`);
+  }
+  return flags.join(' ');
+}
+
+/** The go build invocations: one per module, each run inside its module folder. */
+function buildPlan(versions, outDir) {
+  return [
+    { label: 'etcd', cwd: etcdModule, args: ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(outDir, 'etcd'), '.'] },
+    {
+      label: 'kube-apiserver, kube-controller-manager',
+      cwd: kubeModule,
+      args: ['build', '-trimpath', '-ldflags', kubeLdflags(versions.kubernetes), '-o', outDir + '/',
+        'k8s.io/kubernetes/cmd/kube-apiserver', 'k8s.io/kubernetes/cmd/kube-controller-manager'],
+    },
+  ];
+}
+
+/** A digest of everything that decides the binaries' content. */
+function inputsDigest(versions) {
+  const h = createHash('sha256');
+  for (const dir of [kubeModule, etcdModule]) {
+    for (const f of ['go.mod', 'go.sum', 'main.go']) {
+      const p = join(dir, f);
+      if (existsSync(p)) h.update(f).update(readFileSync(p));
+    }
+  }
+  h.update(JSON.stringify(buildPlan(versions, '<out>').map((s) => s.args)));
+  return h.digest('hex').slice(0, 16);
+}
+
+export function cacheRoot() {
+  if (process.env.PODLIFE_CONTROL_PLANE_CACHE) return resolve(process.env.PODLIFE_CONTROL_PLANE_CACHE);
+  const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+  return join(base, 'podlife', 'control-plane');
+}
+
+function missingIn(dir, names) {
+  return names.filter((n) => !existsSync(join(dir, n)));
+}
+
+function goVersion() {
+  const r = spawnSync('go', ['env', 'GOVERSION'], { encoding: 'utf8' });
+  if (r.error || r.status !== 0) return undefined;
+  return r.stdout.trim();
+}
+
+function run(cmd, args, opts) {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], ...opts });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      if (code === 0) resolvePromise();
+      else reject(new Error(`${cmd} ${args.slice(0, 1).join(' ')} in ${opts.cwd} failed (${signal ?? `exit ${code}`})`));
+    });
+  });
+}
+
+/**
+ * Makes sure the binaries exist and returns where they are.
+ * @param {{ log?: (line: string) => void }} [opts]
+ * @returns {Promise<{ dir: string, source: 'env' | 'cache' | 'built', versions: { kubernetes: string, etcd: string } }>}
+ */
+export async function ensureControlPlaneAssets(opts = {}) {
+  const log = opts.log ?? ((line) => process.stderr.write(`control-plane-assets: ${line}\n`));
+  const versions = pinnedVersions();
+
+  const fromEnv = process.env.KUBEBUILDER_ASSETS;
+  if (fromEnv) {
+    const dir = resolve(fromEnv);
+    const missing = missingIn(dir, REQUIRED_FROM_ENV);
+    if (missing.length > 0) {
+      throw new Error(`KUBEBUILDER_ASSETS=${dir} lacks ${missing.join(', ')}; unset it to build the pinned binaries`);
+    }
+    log(`using KUBEBUILDER_ASSETS=${dir} (its binaries' versions are whatever they are; pinned: kubernetes ${versions.kubernetes}, etcd ${versions.etcd})`);
+    return { dir, source: 'env', versions };
+  }
+
+  const digest = inputsDigest(versions);
+  const dir = join(cacheRoot(), `${versions.kubernetes}-etcd-${versions.etcd}`);
+  const stampPath = join(dir, 'stamp.json');
+  if (missingIn(dir, BINARIES).length === 0 && existsSync(stampPath)) {
+    const stamp = JSON.parse(readFileSync(stampPath, 'utf8'));
+    if (stamp.digest === digest) {
+      log(`reusing kubernetes ${versions.kubernetes} and etcd ${versions.etcd} from ${dir} (built in ${stamp.buildSeconds}s on ${stamp.builtAt})`);
+      return { dir, source: 'cache', versions };
+    }
+    log(`cached binaries in ${dir} were built from other inputs; rebuilding`);
+  }
+
+  const go = goVersion();
+  if (!go) {
+    throw new Error('Go is needed to build kube-apiserver, kube-controller-manager and etcd (Go >= 1.25 on PATH), ' +
+      'or set KUBEBUILDER_ASSETS to a folder that already holds etcd and kube-apiserver');
+  }
+  const started = Date.now();
+  const partial = `${dir}.partial-${process.pid}`;
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial, { recursive: true });
+  log(`building kubernetes ${versions.kubernetes} (kube-apiserver, kube-controller-manager) and etcd ${versions.etcd} with ${go}; ` +
+    'the first build takes several minutes, later runs reuse it');
+  try {
+    for (const step of buildPlan(versions, partial)) {
+      const stepStart = Date.now();
+      await run('go', step.args, { cwd: step.cwd, env: { ...process.env, CGO_ENABLED: '0' } });
+      log(`  ${step.label}: ${seconds(Date.now() - stepStart)}s`);
+    }
+    const buildSeconds = seconds(Date.now() - started);
+    writeFileSync(join(partial, 'stamp.json'),
+      `${JSON.stringify({ versions, digest, go, buildSeconds, builtAt: new Date().toISOString() }, null, 2)}\n`);
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(partial, dir);
+    log(`built into ${dir} in ${buildSeconds}s`);
+    return { dir, source: 'built', versions };
+  } catch (err) {
+    rmSync(partial, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+function seconds(ms) {
+  return Math.round(ms / 100) / 10;
+}
+
+const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
+if (invokedDirectly) {
+  const started = Date.now();
+  ensureControlPlaneAssets()
+    .then(({ dir }) => {
+      process.stderr.write(`control-plane-assets: ready in ${seconds(Date.now() - started)}s: ${dir}\n`);
+    })
+    .catch((err) => {
+      process.stderr.write(`control-plane-assets: FAILED: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    });
+}
