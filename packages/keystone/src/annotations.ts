@@ -74,7 +74,8 @@ export interface ContainerLifecycle {
 export interface PodLifecycle {
   /** spec.containers in spec order. */
   readonly containers: readonly ContainerLifecycle[];
-  readonly keystone: ContainerLifecycle | undefined;
+  /** The keystones, in spec order (at most the keystone limit); any one finishing fires rule K. */
+  readonly keystones: readonly ContainerLifecycle[];
   /** Annotated sidecars that are native (init containers with restartPolicy Always): left to the kubelet. */
   readonly nativeSidecars: readonly string[];
   readonly onKeystoneExit: OnKeystoneExit;
@@ -331,7 +332,7 @@ export function readLifecycle(pod: V1Pod, options: LifecycleOptions = {}): Lifec
   if (errors.length > 0) return { kind: 'invalid', errors };
 
   const list: ContainerLifecycle[] = new Array<ContainerLifecycle>(containers.length);
-  let keystone: ContainerLifecycle | undefined;
+  const keystoneList: ContainerLifecycle[] = [];
   for (let i = 0; i < containers.length; i++) {
     const role = roles[i];
     const c: ContainerLifecycle = {
@@ -340,10 +341,10 @@ export function readLifecycle(pod: V1Pod, options: LifecycleOptions = {}): Lifec
       stop: stops[i] ?? DEFAULT_STOP,
       index: i,
     };
-    if (role === 'keystone') keystone ??= c;
+    if (role === 'keystone') keystoneList.push(c);
     list[i] = c;
   }
-  return { kind: 'valid', lifecycle: { containers: list, keystone, nativeSidecars, onKeystoneExit, completion, nativeSidecarsMode } };
+  return { kind: 'valid', lifecycle: { containers: list, keystones: keystoneList, nativeSidecars, onKeystoneExit, completion, nativeSidecarsMode } };
 }
 
 function indexOfContainer(containers: readonly V1Container[], name: string): number {

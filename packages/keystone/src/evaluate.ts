@@ -161,7 +161,7 @@ export function evaluatePod(pod: V1Pod, options: EvaluateOptions): Decision {
   const validity = findCondition(conditions, ConditionType.LifecycleValid);
   const becameValid = validity !== undefined && validity.status !== 'True' ? validUpdate() : undefined;
 
-  const decision = lifecycle.keystone ? ruleK(pod, lifecycle, lifecycle.keystone, options) : ruleS(pod, lifecycle, options);
+  const decision = lifecycle.keystones.length > 0 ? ruleK(pod, lifecycle, options) : ruleS(pod, lifecycle, options);
   if (becameValid === undefined) return decision;
   return { ...decision, updates: [becameValid, ...decision.updates] } as Decision;
 }
@@ -197,26 +197,36 @@ function lastExit(status: V1ContainerStatus | undefined): { exitCode: number | u
   return { exitCode: t?.exitCode, finishedAtMs: timeMs(t?.finishedAt) };
 }
 
-function ruleK(pod: V1Pod, lifecycle: PodLifecycle, keystone: ContainerLifecycle, options: EvaluateOptions): Decision {
+function ruleK(pod: V1Pod, lifecycle: PodLifecycle, options: EvaluateOptions): Decision {
   const restartPolicy = pod.spec?.restartPolicy ?? 'Always';
-  const status = statusOf(pod, keystone.name);
   const conditions = pod.status?.conditions;
   const grace = pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS;
 
+  // The first keystone to end fires the rule (earliest finishedAt; spec order breaks ties).
+  let keystone: ContainerLifecycle | undefined;
+  let exit: { exitCode: number | undefined; finishedAtMs: number | undefined } = { exitCode: undefined, finishedAtMs: undefined };
+  for (const k of lifecycle.keystones) {
+    const status = statusOf(pod, k.name);
+    const ended = restartPolicy === 'Always' ? status?.state?.terminated !== undefined || status?.lastState?.terminated !== undefined : isFinished(status, restartPolicy);
+    if (!ended) continue;
+    const e = lastExit(status);
+    if (keystone === undefined || (e.finishedAtMs !== undefined && (exit.finishedAtMs === undefined || e.finishedAtMs < exit.finishedAtMs))) {
+      keystone = k;
+      exit = e;
+    }
+  }
+  if (keystone === undefined) return NONE.waiting;
+
   if (restartPolicy === 'Always') {
-    const t = status?.state?.terminated ?? status?.lastState?.terminated;
-    if (!t) return NONE.waiting;
     return {
       action: 'delete',
       rule: 'K',
       trigger: keystone.name,
       why: 'RestartPolicyAlways',
       gracePeriodSeconds: grace,
-      updates: [keystoneFinishedUpdate(keystone.name, t.exitCode, 'deleting the pod (restartPolicy Always: a keystone exit ends the pod)')],
+      updates: [keystoneFinishedUpdate(keystone.name, exit.exitCode, 'deleting the pod (restartPolicy Always: a keystone exit ends the pod)')],
     };
   }
-  if (!isFinished(status, restartPolicy)) return NONE.waiting;
-  const exit = lastExit(status);
 
   if (lifecycle.onKeystoneExit === 'TerminatePod') {
     return {
