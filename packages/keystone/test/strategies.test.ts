@@ -1,0 +1,283 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'mocha';
+import sinon from 'sinon';
+import {
+  deletePod,
+  ephemeralName,
+  evaluatePod,
+  execCommands,
+  markPhase,
+  reportEvent,
+  runDecision,
+  runStop,
+  stopByEphemeral,
+  stopByExec,
+  type ActionReport,
+  type DispatchContext,
+  type ExecResult,
+  type PodApi,
+  type PodExecApi,
+  type StatusUpdate,
+  type StopDecision,
+} from '../src/index.js';
+import { pod, T0 } from './fixtures.js';
+
+const ok: ExecResult = { exitCode: 0, stdout: '', stderr: '' };
+const notFound: ExecResult = { exitCode: undefined, stdout: '', stderr: '', error: 'executable file not found in $PATH' };
+
+function podApi(): PodApi & { [K in keyof PodApi]: sinon.SinonStub } {
+  return {
+    addEphemeralContainer: sinon.stub().resolves(),
+    deletePod: sinon.stub().resolves('deleted'),
+    patchStatus: sinon.stub().resolves(),
+  };
+}
+function execApi(...results: ExecResult[]): PodExecApi & { exec: sinon.SinonStub } {
+  const exec = sinon.stub();
+  results.forEach((r, i) => exec.onCall(i).resolves(r));
+  exec.resolves(ok);
+  return { exec };
+}
+const ref = { namespace: 'default', name: 'job-abc' };
+
+describe('exec strategy', () => {
+  it('signals PID 1 with kill -s', async () => {
+    const api = execApi(ok);
+    const r = await stopByExec(api, ref, 'proxy', { kind: 'signal', signal: 'TERM' });
+    assert.equal(r.ok, true);
+    assert.deepEqual(api.exec.firstCall.args.slice(1, 3), ['proxy', ['kill', '-s', 'TERM', '1']]);
+  });
+
+  it('falls back to /bin/sh -c when kill is not a binary', async () => {
+    const api = execApi(notFound, ok);
+    const r = await stopByExec(api, ref, 'proxy', { kind: 'signal', signal: 'INT' });
+    assert.equal(r.ok, true);
+    assert.deepEqual(api.exec.secondCall.args[2], ['/bin/sh', '-c', 'kill -INT 1']);
+  });
+
+  it('posts to the preset endpoint with curl, then wget', async () => {
+    const api = execApi(notFound, ok);
+    await stopByExec(api, ref, 'istio-proxy', { kind: 'http', port: 15020, path: '/quitquitquit', preset: 'istio' });
+    assert.deepEqual(api.exec.firstCall.args[2], ['curl', '-fsS', '-X', 'POST', '--max-time', '5', 'http://127.0.0.1:15020/quitquitquit']);
+    assert.deepEqual(api.exec.secondCall.args[2], ['wget', '-q', '-O-', '--post-data=', '-T', '5', 'http://127.0.0.1:15020/quitquitquit']);
+  });
+
+  it('runs a named command exactly as configured', () => {
+    assert.deepEqual(execCommands({ kind: 'exec', name: 'drain' }, { drain: ['/bin/drain', '--now'] }), [['/bin/drain', '--now']]);
+  });
+
+  it('refuses an exec name the configuration does not have', async () => {
+    const api = execApi();
+    const r = await stopByExec(api, ref, 'proxy', { kind: 'exec', name: 'drain' }, {});
+    assert.equal(r.ok, false);
+    assert.equal(api.exec.callCount, 0);
+  });
+
+  it('reports every failed attempt', async () => {
+    const api = execApi(notFound, { exitCode: 1, stdout: '', stderr: 'no such process' });
+    const r = await stopByExec(api, ref, 'proxy', { kind: 'signal', signal: 'TERM' });
+    assert.equal(r.ok, false);
+    assert.match(r.error ?? '', /not found.*no such process/);
+  });
+});
+
+describe('ephemeral strategy', () => {
+  const p = () => pod().container('app').sidecar('proxy').finished('app', 0).build();
+
+  it('adds a container targeting the sidecar with the configured image', async () => {
+    const api = podApi();
+    const r = await stopByEphemeral(api, p(), 'proxy', { kind: 'signal', signal: 'TERM' }, false, 'busybox:1.36');
+    assert.equal(r.ok, true);
+    const [, container] = api.addEphemeralContainer.firstCall.args;
+    assert.equal(container.name, 'podlife-stop-proxy');
+    assert.equal(container.image, 'busybox:1.36');
+    assert.equal(container.targetContainerName, 'proxy');
+    assert.deepEqual(container.command, ['kill', '-s', 'TERM', '1']);
+  });
+
+  it('POSTs to 127.0.0.1 with busybox wget for http stops', async () => {
+    const api = podApi();
+    await stopByEphemeral(api, p(), 'proxy', { kind: 'http', port: 4191, path: '/shutdown' }, false, 'busybox:1.36');
+    assert.deepEqual(api.addEphemeralContainer.firstCall.args[1].command, ['wget', '-q', '-O-', '--post-data=', '-T', '5', 'http://127.0.0.1:4191/shutdown']);
+  });
+
+  it('is not added twice', async () => {
+    const api = podApi();
+    const withIt = p();
+    withIt.spec!.ephemeralContainers = [{ name: 'podlife-stop-proxy', image: 'busybox:1.36' }];
+    const r = await stopByEphemeral(api, withIt, 'proxy', { kind: 'signal', signal: 'TERM' }, false, 'busybox:1.36');
+    assert.equal(r.already, true);
+    assert.equal(api.addEphemeralContainer.callCount, 0);
+  });
+
+  it('needs an image from the controller configuration', async () => {
+    const r = await stopByEphemeral(podApi(), p(), 'proxy', { kind: 'signal', signal: 'TERM' }, false, undefined);
+    assert.equal(r.ok, false);
+  });
+
+  it('keeps names within 63 characters, deterministically', () => {
+    const long = 'x'.repeat(63);
+    assert.ok(ephemeralName(long, false).length <= 63);
+    assert.equal(ephemeralName(long, false), ephemeralName(long, false));
+    assert.notEqual(ephemeralName(long, false), ephemeralName(long, true));
+  });
+});
+
+describe('delete and phase strategies', () => {
+  it('deletes with the grace period', async () => {
+    const api = podApi();
+    const r = await deletePod(api, pod().container('a').build(), 45);
+    assert.equal(r.outcome, 'done');
+    assert.deepEqual(api.deletePod.firstCall.args, [{ namespace: 'default', name: 'job-abc', uid: 'uid-1' }, 45]);
+  });
+
+  it('does not delete a terminating pod again', async () => {
+    const api = podApi();
+    assert.equal((await deletePod(api, pod().container('a').deleting().build(), 30)).outcome, 'already');
+    assert.equal(api.deletePod.callCount, 0);
+  });
+
+  it('reports an API failure instead of throwing', async () => {
+    const api = podApi();
+    api.deletePod.rejects(new Error('forbidden'));
+    const r = await deletePod(api, pod().container('a').build(), 30);
+    assert.equal(r.outcome, 'failed');
+    assert.equal(r.error, 'forbidden');
+  });
+
+  it('patches status.phase guarded by a test of the phase it read', async () => {
+    const api = podApi();
+    await markPhase(api, pod().container('a').build(), 'Succeeded');
+    assert.deepEqual(api.patchStatus.firstCall.args[1], [
+      { op: 'test', path: '/status/phase', value: 'Running' },
+      { op: 'replace', path: '/status/phase', value: 'Succeeded' },
+    ]);
+  });
+
+  it('leaves a terminal phase alone', async () => {
+    const api = podApi();
+    assert.equal((await markPhase(api, pod().container('a').phase('Failed').build(), 'Succeeded')).outcome, 'already');
+    assert.equal(api.patchStatus.callCount, 0);
+  });
+});
+
+describe('runStop: the stop sequence with budget and escalation', () => {
+  /** A context whose containers stop after the given signals; time advances to each deadline. */
+  function context(stopsOn: Record<string, 'TERM' | 'KILL' | 'never'>, extra: Partial<DispatchContext> = {}) {
+    let now = T0 + 1000;
+    const exec = sinon.stub<Parameters<PodExecApi['exec']>, Promise<ExecResult>>().resolves(ok);
+    const received = new Map<string, string[]>();
+    exec.callsFake(async (_pod, container, command) => {
+      const sig = command[2] ?? '';
+      received.set(container, [...(received.get(container) ?? []), sig]);
+      return ok;
+    });
+    const reports: ActionReport[] = [];
+    const progress: StatusUpdate[] = [];
+    const ctx: DispatchContext = {
+      pods: podApi(),
+      exec: { exec },
+      now: () => now,
+      waitForStopped: async (container, untilMs) => {
+        const want = stopsOn[container];
+        const got = received.get(container) ?? [];
+        if (want !== 'never' && want !== undefined && got.includes(want)) return true;
+        now = Math.max(now, untilMs);
+        return false;
+      },
+      report: (r) => reports.push(r),
+      progress: (u) => void progress.push(u),
+      ...extra,
+    };
+    return { ctx, exec, received, reports, progress, order: () => exec.getCalls().map((c) => `${c.args[1]}:${c.args[2][2]}`) };
+  }
+  const decide = (b = pod().keystone('app').container('worker').sidecar('log').sidecar('proxy').finished('app', 0, T0)) => {
+    const p = b.build();
+    return { p, d: evaluatePod(p, { nowMs: T0 + 1000 }) as StopDecision };
+  };
+
+  it('stops mains first, then sidecars one at a time in reverse spec order', async () => {
+    const { p, d } = decide();
+    const t = context({ worker: 'TERM', log: 'TERM', proxy: 'TERM' });
+    const result = await runStop(p, d, t.ctx);
+    assert.deepEqual(t.order(), ['worker:TERM', 'proxy:TERM', 'log:TERM']);
+    assert.deepEqual(result, { stopped: ['worker', 'proxy', 'log'], failed: [], ok: true });
+  });
+
+  it('escalates to SIGKILL when a stop outlives its share', async () => {
+    const { p, d } = decide();
+    const t = context({ worker: 'KILL', log: 'TERM', proxy: 'TERM' });
+    await runStop(p, d, t.ctx);
+    assert.deepEqual(t.received.get('worker'), ['TERM', 'KILL']);
+    assert.ok(t.reports.some((r) => r.kind === 'stop-issued' && r.container === 'worker' && r.escalated));
+  });
+
+  it('reports a container that survives SIGKILL and moves on', async () => {
+    const { p, d } = decide();
+    const t = context({ worker: 'never', log: 'TERM', proxy: 'TERM' });
+    const result = await runStop(p, d, t.ctx);
+    assert.deepEqual(result.failed, ['worker']);
+    assert.deepEqual(result.stopped, ['proxy', 'log']);
+    const failure = t.progress.find((u) => u.condition.reason === 'StopFailed');
+    assert.deepEqual(failure?.events.map((e) => `${e.type}/${e.reason}`), ['Warning/StopFailed']);
+    assert.equal(reportEvent(t.reports.find((r) => r.kind === 'stop-failed')!)?.reason, 'StopFailed');
+  });
+
+  it('records each issued stop before waiting, in the progress condition', async () => {
+    const { p, d } = decide();
+    const t = context({ worker: 'TERM', log: 'TERM', proxy: 'TERM' });
+    await runStop(p, d, t.ctx);
+    assert.deepEqual(
+      t.progress.map((u) => u.condition.message),
+      [
+        'stopping worker, proxy, log; issued: worker',
+        'stopping worker, proxy, log; issued: worker, proxy',
+        'stopping worker, proxy, log; issued: worker, proxy, log',
+      ],
+    );
+  });
+
+  it('does not repeat a stop the progress record already holds', async () => {
+    const { p, d } = decide(
+      pod().keystone('app').container('worker').sidecar('proxy').finished('app', 0, T0).condition('podlife.dev/SidecarsStopped', 'False', 'stopping worker, proxy; issued: worker'),
+    );
+    const t = context({ worker: 'TERM', proxy: 'TERM' });
+    t.received.set('worker', ['TERM']);
+    await runStop(p, d, t.ctx);
+    assert.deepEqual(t.order(), ['proxy:TERM']);
+  });
+
+  it('falls back to an ephemeral container when exec cannot run', async () => {
+    const { p, d } = decide(pod().container('app').sidecar('proxy').finished('app', 0, T0));
+    const pods = podApi();
+    const t = context({ proxy: 'TERM' }, { pods, exec: { exec: sinon.stub().resolves(notFound) }, config: { ephemeralImage: 'busybox:1.36' } });
+    await runStop(p, d, { ...t.ctx, waitForStopped: async () => true });
+    assert.equal(pods.addEphemeralContainer.callCount, 1);
+    const issued = t.reports.find((r) => r.kind === 'stop-issued');
+    assert.equal(issued?.kind === 'stop-issued' && issued.method, 'ephemeral');
+  });
+});
+
+describe('runDecision', () => {
+  it('deletes for TerminatePod', async () => {
+    const p = pod().keystone('app').sidecar('proxy').annotate('podlife.dev/on-keystone-exit', 'TerminatePod').finished('app', 0).build();
+    const pods = podApi();
+    const r = await runDecision(p, evaluatePod(p, { nowMs: T0 }), { pods, now: () => T0, waitForStopped: async () => true });
+    assert.equal(r.ok, true);
+    assert.equal(pods.deletePod.firstCall.args[1], 30);
+  });
+
+  it('marks the phase for completion: phase', async () => {
+    const p = pod().container('app').sidecar('proxy').annotate('podlife.dev/completion', 'phase').finished('app', 0).build();
+    const pods = podApi();
+    await runDecision(p, evaluatePod(p, { nowMs: T0 }), { pods, now: () => T0, waitForStopped: async () => true });
+    assert.equal(pods.patchStatus.firstCall.args[1].at(-1).value, 'Succeeded');
+  });
+
+  it('does nothing for none and invalid', async () => {
+    const p = pod().container('app').annotate('role.podlife.dev/x', 'sidecar').build();
+    const pods = podApi();
+    await runDecision(p, evaluatePod(p, { nowMs: T0 }), { pods, now: () => T0, waitForStopped: async () => true });
+    assert.equal(pods.deletePod.callCount + pods.patchStatus.callCount + pods.addEphemeralContainer.callCount, 0);
+  });
+});
