@@ -1,0 +1,136 @@
+/**
+ * The podlife-controller process, assembled from flags and the configuration file: a Manager
+ * with the enabled controllers, leader election, health and metrics, and the TLS webhook.
+ *
+ * Guarantees:
+ * - controllers act only while this replica leads (with `--leader-elect`); the webhook and the
+ *   caches serve on every replica, so a standby answers admission and takes over warm;
+ * - `stop()` shuts down in order — webhook (no new admissions), controllers (in-flight
+ *   reconciles and stop sequences end), lease released, informers, events flushed — and is
+ *   idempotent; `done` rejects when leadership is lost, so the process restarts clean.
+ */
+import os from 'node:os';
+import type { KubeConfig, V1Node } from '@kubernetes/client-node';
+import { Manager, type KubeClient, type Logger } from '@podlife/core';
+import type { ControllerConfig } from './options/config-file.js';
+import type { ControllerFlags, ControllerName } from './options/flags.js';
+import { keystoneController, type KeystoneController } from './keystone/controller.js';
+import { WebhookServer } from './webhook/server.js';
+import { keepKubeletVersion, mutatePodsHandler } from './webhook/mutate-pods.js';
+import { Histogram } from 'prom-client';
+
+export interface ControllerAppOptions {
+  flags: ControllerFlags;
+  config: ControllerConfig;
+  client: KubeClient;
+  /** For the exec strategy (pods/exec); without it stops use ephemeral containers only. */
+  kubeConfig?: KubeConfig;
+  logger: Logger;
+  /** Lease holder identity; default the host name (the pod name in a cluster). */
+  identity?: string;
+  /** Address the health/metrics and webhook servers bind; default 0.0.0.0 (tests: 127.0.0.1). */
+  bindAddress?: string;
+  /** Leader election timings (tests shorten them). */
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  /** Least time a stop stage gets (tests shorten it). */
+  minStageMs?: number;
+}
+
+/** Controllers this build can run; the others are refused at start with a clear reason. */
+const available: ReadonlySet<ControllerName> = new Set(['keystone']);
+
+export class ControllerApp {
+  readonly manager: Manager;
+  readonly keystone: KeystoneController | undefined;
+  webhook: WebhookServer | undefined;
+  private readonly opts: ControllerAppOptions;
+  private readonly log: Logger;
+  private readonly nodes: (() => V1Node[]) | undefined;
+
+  constructor(opts: ControllerAppOptions) {
+    this.opts = opts;
+    this.log = opts.logger;
+    const { flags, config } = opts;
+    const missing = flags.controllers.filter((c) => !available.has(c));
+    if (missing.length > 0) {
+      throw new Error(`--controllers: ${missing.join(', ')} not available in this build; available: ${[...available].join(', ')}`);
+    }
+    const namespaces = flags.namespaces.length > 0 ? flags.namespaces : config.namespaces;
+    const identity = opts.identity ?? os.hostname();
+    this.manager = new Manager({
+      client: opts.client,
+      logger: opts.logger,
+      healthPort: flags.healthPort,
+      metricsPort: flags.metricsPort,
+      bindAddress: opts.bindAddress ?? '0.0.0.0',
+      name: 'podlife.dev/controller',
+      ...(flags.leaderElect
+        ? {
+            leaderElection: {
+              namespace: flags.leaderElectionNamespace,
+              name: flags.leaderElectionId,
+              identity,
+              leaseDurationMs: opts.leaseDurationMs,
+              renewDeadlineMs: opts.renewDeadlineMs,
+              retryPeriodMs: opts.retryPeriodMs,
+            },
+          }
+        : {}),
+    });
+    if (flags.controllers.includes('keystone')) {
+      this.keystone = keystoneController(this.manager, {
+        config: { ...config, namespaces },
+        dryRun: flags.dryRun,
+        logger: opts.logger.child({ controller: 'keystone' }),
+        kubeConfig: opts.kubeConfig,
+        minStageMs: opts.minStageMs,
+      });
+      this.manager.add(this.keystone);
+    }
+    if (flags.webhookPort !== undefined) {
+      const informer = this.manager.informer<V1Node>({ path: '/api/v1/nodes', transform: keepKubeletVersion, name: 'nodes' });
+      this.nodes = () => informer.store.list();
+    }
+  }
+
+  /** Starts serving; resolves once caches synced and the webhook listens (controllers wait for the lease). */
+  async start(): Promise<void> {
+    const { flags, config } = this.opts;
+    await this.manager.start();
+    if (flags.webhookPort !== undefined && flags.tlsCertFile && flags.tlsKeyFile && this.nodes) {
+      const duration = new Histogram({
+        name: 'podlife_webhook_request_duration_seconds',
+        help: 'Webhook request latency by route and HTTP status',
+        labelNames: ['route', 'status'],
+        buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+        registers: [this.manager.registry],
+      });
+      this.webhook = new WebhookServer({
+        certFile: flags.tlsCertFile,
+        keyFile: flags.tlsKeyFile,
+        port: flags.webhookPort,
+        host: this.opts.bindAddress ?? '0.0.0.0',
+        routes: { '/mutate-pods': mutatePodsHandler(this.nodes, { keystoneLimit: config.keystoneLimit, execCommands: config.execCommands }) },
+        log: this.log.child({ component: 'webhook' }),
+        observe: (route, status, seconds) => duration.observe({ route, status: String(status) }, seconds),
+      });
+      await this.webhook.start();
+    }
+    this.log.info(
+      { controllers: flags.controllers, dryRun: flags.dryRun, leaderElect: flags.leaderElect, webhookPort: this.webhook?.port },
+      'podlife-controller started',
+    );
+  }
+
+  /** Settles when the manager stops: rejects when leadership was lost. */
+  get done(): Promise<void> {
+    return this.manager.done;
+  }
+
+  async stop(): Promise<void> {
+    await this.webhook?.stop();
+    await this.manager.stop();
+  }
+}

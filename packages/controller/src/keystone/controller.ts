@@ -1,0 +1,77 @@
+/**
+ * The keystone controller, ready to add to any Manager (the podlife-controller binary and
+ * custom controllers embed the same code):
+ *
+ *     manager.add(keystoneController(manager, { config: { keystoneLimit: 2 } }));
+ *
+ * Guarantees:
+ * - with namespace scoping it lists and watches pods per namespace only, so it needs (and is
+ *   granted) no cluster-wide pod access (docs/adr/0061);
+ * - the pod cache keeps only lifecycle fields (`keepLifecycleFields`), and pods without podlife
+ *   annotations never even reach the work queue;
+ * - informer events also wake the stop sequences waiting for a container to end.
+ */
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import { Controller, objectKey, type Informer, type Manager } from '@podlife/core';
+import { createExecApi } from '@podlife/keystone';
+import { KeystoneReconciler, type KeystoneReconcilerOptions } from './reconciler.js';
+import { hasPodlifeAnnotation, keepLifecycleFields } from './transform.js';
+
+export interface KeystoneControllerOptions extends Omit<KeystoneReconcilerOptions, 'client' | 'getPod' | 'events' | 'registry'> {
+  /** Enables the exec strategy (pods/exec needs the KubeConfig's credentials). */
+  kubeConfig?: KubeConfig;
+  /** Pods reconciled at once; default 16 (stop sequences run in the background and do not hold a worker). */
+  concurrency?: number;
+}
+
+export class KeystoneController extends Controller {
+  readonly keystone: KeystoneReconciler;
+  readonly podInformers: readonly Informer<V1Pod>[];
+
+  constructor(reconciler: KeystoneReconciler, informers: readonly Informer<V1Pod>[], concurrency: number) {
+    super({ name: 'keystone', reconciler, concurrency });
+    this.keystone = reconciler;
+    this.podInformers = informers;
+  }
+
+  /** Stops the workers, then waits for background stop sequences (aborted by the stop) to return. */
+  override async stop(): Promise<void> {
+    await super.stop();
+    await this.keystone.drain();
+  }
+}
+
+/** The pod list paths for a namespace scope (empty: the whole cluster). */
+export function podPaths(namespaces: readonly string[]): string[] {
+  return namespaces.length === 0 ? ['/api/v1/pods'] : namespaces.map((ns) => `/api/v1/namespaces/${encodeURIComponent(ns)}/pods`);
+}
+
+export function keystoneController(manager: Manager, opts: KeystoneControllerOptions = {}): KeystoneController {
+  const namespaces = opts.config?.namespaces ?? [];
+  const informers = podPaths(namespaces).map((path) =>
+    manager.informer<V1Pod>({ path, transform: keepLifecycleFields, name: `pods${namespaces.length ? ` ${path.split('/')[4]}` : ''}` }),
+  );
+  const byNamespace = new Map<string, Informer<V1Pod>>();
+  namespaces.forEach((ns, i) => byNamespace.set(ns, informers[i] as Informer<V1Pod>));
+  const getPod = (key: string): V1Pod | undefined => {
+    const informer = namespaces.length === 0 ? informers[0] : byNamespace.get(key.slice(0, key.indexOf('/')));
+    return informer?.store.get(key);
+  };
+  const reconciler = new KeystoneReconciler({
+    ...opts,
+    client: manager.client,
+    getPod,
+    events: manager.events,
+    registry: manager.registry,
+    exec: opts.exec ?? (opts.kubeConfig ? createExecApi(opts.kubeConfig) : undefined),
+  });
+  const controller = new KeystoneController(reconciler, informers, opts.concurrency ?? 16);
+  reconciler.enqueue = (key) => controller.enqueue(key);
+  const ours = (pod: V1Pod): string[] => (hasPodlifeAnnotation(pod.metadata?.annotations) ? [objectKey(pod)] : []);
+  for (const informer of informers) {
+    controller.watch(informer, ours);
+    informer.on('update', (pod) => reconciler.podChanged(pod));
+    informer.on('delete', (pod) => reconciler.podChanged(pod));
+  }
+  return controller;
+}

@@ -1,0 +1,74 @@
+/**
+ * What the pod cache keeps: only the fields the lifecycle controllers read.
+ *
+ * Guarantees:
+ * - a pod without podlife annotations is cached as its identity only (name, namespace, uid,
+ *   resourceVersion): it can never be acted on, and 10k such pods cost little memory;
+ * - for a podlife pod everything `evaluatePod`, the actuators and the network-condition
+ *   controller read is kept: annotations, container names, roles and securityContext user,
+ *   restart policy, grace period, native-sidecar init containers, ephemeral container names,
+ *   phase, podIPs, conditions and container states;
+ * - the transform is pure and never mutates its input.
+ */
+import type { V1Container, V1ContainerStatus, V1EphemeralContainer, V1Pod } from '@kubernetes/client-node';
+
+const podlifeKey = /(^|\.)podlife\.dev\/|^sidecars\.alpha\.kubernetes\.io\//;
+
+/** True when any annotation key is in a podlife domain (role, stop, pod options, alias). */
+export function hasPodlifeAnnotation(annotations: Record<string, string> | null | undefined): boolean {
+  if (!annotations) return false;
+  for (const key in annotations) if (podlifeKey.test(key)) return true;
+  return false;
+}
+
+function container(c: V1Container): V1Container {
+  const out: V1Container = { name: c.name };
+  if (c.restartPolicy !== undefined) out.restartPolicy = c.restartPolicy;
+  const sc = c.securityContext;
+  if (sc && (sc.runAsUser !== undefined || sc.runAsGroup !== undefined || sc.runAsNonRoot !== undefined)) {
+    out.securityContext = { runAsUser: sc.runAsUser, runAsGroup: sc.runAsGroup, runAsNonRoot: sc.runAsNonRoot };
+  }
+  return out;
+}
+
+function status(s: V1ContainerStatus): V1ContainerStatus {
+  const out: V1ContainerStatus = { name: s.name, ready: s.ready, restartCount: s.restartCount, image: '', imageID: '' };
+  if (s.state) out.state = s.state;
+  if (s.lastState) out.lastState = s.lastState;
+  if (s.started !== undefined) out.started = s.started;
+  return out;
+}
+
+export function keepLifecycleFields(pod: V1Pod): V1Pod {
+  const m = pod.metadata ?? {};
+  const identity = { name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion };
+  if (!hasPodlifeAnnotation(m.annotations)) return { metadata: identity };
+  const spec = pod.spec;
+  const st = pod.status;
+  return {
+    metadata: {
+      ...identity,
+      annotations: m.annotations,
+      ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
+      ...(m.labels ? { labels: m.labels } : {}),
+    },
+    spec: spec && {
+      containers: (spec.containers ?? []).map(container),
+      ...(spec.initContainers ? { initContainers: spec.initContainers.map(container) } : {}),
+      ...(spec.ephemeralContainers
+        ? { ephemeralContainers: spec.ephemeralContainers.map((e): V1EphemeralContainer => ({ name: e.name, targetContainerName: e.targetContainerName })) }
+        : {}),
+      ...(spec.restartPolicy ? { restartPolicy: spec.restartPolicy } : {}),
+      ...(spec.terminationGracePeriodSeconds !== undefined ? { terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds } : {}),
+      ...(spec.nodeName ? { nodeName: spec.nodeName } : {}),
+    },
+    status: st && {
+      ...(st.phase ? { phase: st.phase } : {}),
+      ...(st.podIP ? { podIP: st.podIP } : {}),
+      ...(st.podIPs ? { podIPs: st.podIPs } : {}),
+      ...(st.conditions ? { conditions: st.conditions } : {}),
+      ...(st.containerStatuses ? { containerStatuses: st.containerStatuses.map(status) } : {}),
+      ...(st.initContainerStatuses ? { initContainerStatuses: st.initContainerStatuses.map(status) } : {}),
+    },
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * The `/mutate-pods` route: keystone's AdmissionReview handler over the server's bounded body.
+ *
+ * Guarantees: a body that is not JSON, or not an AdmissionReview v1 with a uid, is answered 400
+ * with the reason; a review is always answered 200 with its uid (allowed, with the
+ * native-sidecar patch when the kubelets on every node support it); nothing throws.
+ */
+import type { V1Node } from '@kubernetes/client-node';
+import { handleAdmissionReview, lifecycleMutator, type LifecycleOptions } from '@podlife/keystone';
+import type { WebhookHandler } from './server.js';
+
+export function mutatePodsHandler(nodes: () => readonly V1Node[], options: LifecycleOptions = {}): WebhookHandler {
+  const mutate = lifecycleMutator(nodes, options);
+  return (body) => {
+    let review: unknown;
+    try {
+      review = JSON.parse(body.toString('utf8'));
+    } catch (err) {
+      return { status: 400, body: { error: `body is not JSON: ${(err as Error).message}` } };
+    }
+    const outcome = handleAdmissionReview(review, { mutate });
+    return outcome.httpStatus === 200 ? { status: 200, body: outcome.review } : { status: 400, body: { error: outcome.error } };
+  };
+}
+
+/** Keeps only what the kubelet-version check reads from a Node. */
+export function keepKubeletVersion(node: V1Node): V1Node {
+  return {
+    metadata: { name: node.metadata?.name, uid: node.metadata?.uid, resourceVersion: node.metadata?.resourceVersion },
+    status: node.status?.nodeInfo ? { nodeInfo: node.status.nodeInfo } : {},
+  };
+}
