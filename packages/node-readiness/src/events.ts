@@ -4,7 +4,7 @@
  */
 import type { KubeObject } from '@podlife/core';
 
-export interface EventSink {
+export interface EventRecorderLike {
   event(regarding: KubeObject, type: 'Normal' | 'Warning', reason: string, note: string, action?: string): Promise<void>;
 }
 
@@ -23,7 +23,7 @@ export const Reasons = {
 } as const;
 
 /** Posts an Event without letting its failure escape. */
-export function emit(sink: EventSink | undefined, regarding: KubeObject, type: 'Normal' | 'Warning', reason: string, note: string, action?: string): void {
+export function emit(sink: EventRecorderLike | undefined, regarding: KubeObject, type: 'Normal' | 'Warning', reason: string, note: string, action?: string): void {
   if (!sink) return;
   sink.event(regarding, type, reason, note.slice(0, 1000), action).catch(() => undefined);
 }

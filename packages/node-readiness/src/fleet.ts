@@ -3,8 +3,8 @@
  * cache, and each rule's addition token bucket.
  *
  * Guarantees: the rule set is recomputed only when a rule's resourceVersion changes; counts are at
- * most `maxAgeMs` old when asked for (the circuit breaker asks just before every addition), and
- * never computed before both caches have synced.
+ * most `maxAgeMs` old when asked for; the circuit breaker counts afresh before every addition it
+ * allows (additions are rare and rate limited, so the scan is paid rarely).
  */
 import type { V1Node } from '@kubernetes/client-node';
 import type { KubeObject } from '@podlife/core';
@@ -35,6 +35,7 @@ export class Fleet {
   private summaryAt = -Infinity;
   private cachedSummaries = new Map<string, RuleSummary>();
   private readonly buckets = new Map<string, TokenBucket>();
+  private readonly openSince = new Map<string, { at: number; verdict: BreakerVerdict }>();
 
   constructor(
     readonly nodes: CacheView<V1Node>,
@@ -66,8 +67,17 @@ export class Fleet {
     return this.cachedSummaries;
   }
 
-  breaker(rule: ResolvedRule, maxAgeMs = 1000): BreakerVerdict {
-    return circuitBreaker(rule, this.summaries(maxAgeMs).get(rule.name));
+  /**
+   * The breaker verdict from fresh counts. An open verdict is trusted for `openHoldMs`, so a
+   * fleet-wide failure (thousands of refused additions) does not rescan the fleet per node.
+   */
+  breaker(rule: ResolvedRule, openHoldMs = 1000): BreakerVerdict {
+    const held = this.openSince.get(rule.name);
+    if (held && this.now() - held.at < openHoldMs) return held.verdict;
+    const verdict = circuitBreaker(rule, this.summaries(0).get(rule.name));
+    if (verdict.open) this.openSince.set(rule.name, { at: this.now(), verdict });
+    else this.openSince.delete(rule.name);
+    return verdict;
   }
 
   bucket(rule: ResolvedRule): TokenBucket {
@@ -79,5 +89,6 @@ export class Fleet {
 
   forget(ruleName: string): void {
     this.buckets.delete(ruleName);
+    this.openSince.delete(ruleName);
   }
 }

@@ -15,3 +15,4 @@ export * from './node-reconciler.js';
 export * from './rule-reconciler.js';
 export * from './explain.js';
 export * from './crd.js';
+export * from './controller.js';

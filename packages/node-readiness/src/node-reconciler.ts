@@ -16,7 +16,7 @@ import type { KubeClient, Logger } from '@podlife/core';
 import { evaluateNode } from './evaluate.js';
 import type { TaintChange } from './evaluate.js';
 import { Reasons, emit } from './events.js';
-import type { EventSink } from './events.js';
+import type { EventRecorderLike } from './events.js';
 import type { Fleet } from './fleet.js';
 import type { NodeReadinessMetrics } from './metrics.js';
 import { ZeroConfigSource } from './names.js';
@@ -29,7 +29,7 @@ export interface ReconcileOutcome {
 export interface NodeReconcilerOptions {
   client: KubeClient;
   fleet: Fleet;
-  events?: EventSink;
+  events?: EventRecorderLike;
   metrics?: NodeReadinessMetrics;
   logger?: Logger;
   now?: () => number;
@@ -75,18 +75,20 @@ export class NodeReconciler {
       if (change.op === 'add') {
         const rule = set.active.find((r) => r.name === change.gate);
         if (!rule) continue;
-        const breaker = fleet.breaker(rule);
-        if (breaker.open) {
+        // Tokens first: a rate-limited addition must not pay for the breaker's fleet scan.
+        const bucket = fleet.bucket(rule);
+        const waitMs = bucket.waitMs();
+        if (waitMs > 0) {
+          metrics?.failures.inc({ rule: rule.name, reason: 'RateLimited' });
+          later(now + Math.max(waitMs, 10));
+          continue;
+        }
+        if (fleet.breaker(rule).open) {
           metrics?.failures.inc({ rule: rule.name, reason: 'CircuitBreakerOpen' });
           later(now + breakerRetryMs);
           continue;
         }
-        const bucket = fleet.bucket(rule);
-        if (!bucket.take()) {
-          metrics?.failures.inc({ rule: rule.name, reason: 'RateLimited' });
-          later(now + Math.max(bucket.waitMs(), 10));
-          continue;
-        }
+        bucket.take();
       }
       changes.push(change);
     }

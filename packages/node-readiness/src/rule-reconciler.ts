@@ -12,7 +12,7 @@
 import { ContentType, isConflict, isNotFound, resourcePath, setCondition } from '@podlife/core';
 import type { ConditionLike, KubeClient, Logger } from '@podlife/core';
 import { Reasons, emit } from './events.js';
-import type { EventSink } from './events.js';
+import type { EventRecorderLike } from './events.js';
 import type { Fleet } from './fleet.js';
 import type { NodeReadinessMetrics } from './metrics.js';
 import { CleanupFinalizer, RuleGroup, RuleResource, RuleVersion } from './names.js';
@@ -25,7 +25,7 @@ import { emptySummary } from './summary.js';
 export interface RuleReconcilerOptions {
   client: KubeClient;
   fleet: Fleet;
-  events?: EventSink;
+  events?: EventRecorderLike;
   metrics?: NodeReadinessMetrics;
   logger?: Logger;
   now?: () => number;
@@ -123,7 +123,7 @@ export class RuleReconciler {
     const summary = fleet.summaries(0).get(name) ?? emptySummary();
     const resolved = set.active.find((r) => r.name === name);
     const rejection = set.rejected.get(name);
-    const breaker = resolved ? fleet.breaker(resolved, 0) : undefined;
+    const breaker = resolved ? fleet.breaker(resolved, 0) : undefined; // always fresh for status
 
     let conditions: ConditionLike[] = rule.status?.conditions ?? [];
     const accepted = setCondition(

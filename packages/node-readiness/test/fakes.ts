@@ -4,7 +4,7 @@ import type { KubeClient, KubeObject } from '@podlife/core';
 import { Registry } from 'prom-client';
 import sinon from 'sinon';
 import { Fleet, nodeReadinessMetrics } from '../src/index.js';
-import type { CacheView, EventSink, NodeReadinessRule } from '../src/index.js';
+import type { CacheView, EventRecorderLike, NodeReadinessRule } from '../src/index.js';
 
 export function cache<T extends KubeObject>(objects: T[], synced = true): CacheView<T> & { store: Store<T>; synced: boolean } {
   const store = Store.of(objects);
@@ -18,7 +18,7 @@ export interface Rig {
   rules: ReturnType<typeof cache<NodeReadinessRule>>;
   patch: sinon.SinonStub;
   client: KubeClient;
-  events: EventSink & { list: { type: string; reason: string; note: string; on: string }[] };
+  events: EventRecorderLike & { list: { type: string; reason: string; note: string; on: string }[] };
   metrics: ReturnType<typeof nodeReadinessMetrics>;
   registry: Registry;
   clock: { now: number };

@@ -1,0 +1,212 @@
+import assert from 'node:assert/strict';
+import type { V1Node, V1NodeCondition } from '@kubernetes/client-node';
+import { ApiError, ContentType, Manager, resourcePath } from '@podlife/core';
+import type { KubeClient } from '@podlife/core';
+import {
+  CleanupFinalizer,
+  CompletedAnnotation,
+  ManagedTaintsAnnotation,
+  nodeReadinessController,
+  nodeReadinessRule,
+  nodeReadinessRuleCrd,
+  rulePath,
+} from '@podlife/node-readiness';
+import type { NodeReadinessRule, NodeReadinessRuleSpec } from '@podlife/node-readiness';
+import { sharedControlPlane } from '../support/control-plane.js';
+import { waitFor } from '../support/wait.js';
+
+const nodePath = (name?: string, sub?: string) => resourcePath({ version: 'v1', resource: 'nodes', ...(name ? { name } : {}), ...(sub ? { subresource: sub } : {}) });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function installCrd(client: KubeClient): Promise<void> {
+  const crds = resourcePath({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' });
+  try {
+    await client.create(crds, nodeReadinessRuleCrd);
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status === 409)) throw err;
+  }
+  await waitFor('NodeReadinessRule CRD established', async () => {
+    const crd = await client.get<{ status?: { conditions?: V1NodeCondition[] } }>(`${crds}/${nodeReadinessRuleCrd.metadata.name}`);
+    return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+  });
+  // Discovery of a new CRD lags its Established condition by a moment.
+  await waitFor('rules listable', async () => client.get(rulePath()).then(() => true, () => false));
+}
+
+function condition(type: string, status: string): V1NodeCondition {
+  const now = new Date().toISOString();
+  return { type, status, lastHeartbeatTime: now as unknown as Date, lastTransitionTime: now as unknown as Date, reason: 'Test' };
+}
+
+async function createNode(client: KubeClient, name: string, labels: Record<string, string>, taints: { key: string; effect: string }[], conditions: V1NodeCondition[]): Promise<void> {
+  await client.create(nodePath(), { apiVersion: 'v1', kind: 'Node', metadata: { name, labels }, spec: { taints } });
+  if (conditions.length > 0) await setConditions(client, name, conditions);
+}
+
+async function setConditions(client: KubeClient, name: string, conditions: V1NodeCondition[]): Promise<void> {
+  await client.patch(nodePath(name, 'status'), { status: { conditions } }, ContentType.StrategicMergePatch);
+}
+
+const getNode = (client: KubeClient, name: string) => client.get<V1Node>(nodePath(name));
+const hasTaint = (n: V1Node, key: string) => (n.spec?.taints ?? []).some((t) => t.key === key);
+
+async function createRule(client: KubeClient, name: string, spec: NodeReadinessRuleSpec): Promise<NodeReadinessRule> {
+  return client.create<NodeReadinessRule>(rulePath(), nodeReadinessRule(name, spec));
+}
+
+describe('node-readiness against a real API server', function () {
+  let client: KubeClient;
+  let manager: Manager;
+  const nodes: string[] = [];
+
+  before(async function () {
+    const cp = await sharedControlPlane();
+    client = cp.client;
+    await installCrd(client);
+    manager = new Manager({ client });
+    nodeReadinessController(manager, { statusResyncMs: 300 });
+    await manager.start();
+  });
+
+  after(async function () {
+    await manager?.stop();
+    for (const n of nodes) await client.delete(nodePath(n)).catch(() => undefined);
+  });
+
+  async function node(name: string, labels: Record<string, string>, taints: { key: string; effect: string }[], conditions: V1NodeCondition[] = []): Promise<void> {
+    nodes.push(name);
+    await createNode(client, name, labels, taints, conditions);
+  }
+
+  describe('the CRD refuses bad rules', () => {
+    const good: NodeReadinessRuleSpec = {
+      conditions: [{ type: 'CelReady' }],
+      enforcementMode: 'continuous',
+      taint: { key: 'readiness.k8s.io/cel', effect: 'NoSchedule' },
+      nodeSelector: { matchLabels: { pool: 'cel' } },
+    };
+    const refused = async (name: string, spec: unknown, message: RegExp) => {
+      await assert.rejects(client.create(rulePath(), nodeReadinessRule(name, spec as NodeReadinessRuleSpec)), (err: unknown) => {
+        assert.ok(err instanceof ApiError, String(err));
+        assert.equal(err.status, 422);
+        assert.match(err.message, message);
+        return true;
+      });
+    };
+
+    it('a taint key outside readiness.k8s.io/', () => refused('bad-prefix', { ...good, taint: { key: 'example.com/x', effect: 'NoSchedule' } }, /readiness\.k8s\.io/));
+    it('an unknown effect', () => refused('bad-effect', { ...good, taint: { key: 'readiness.k8s.io/x', effect: 'Evict' } }, /effect/));
+    it('NoExecute without allowNoExecute', () => refused('bad-noexecute', { ...good, taint: { key: 'readiness.k8s.io/x', effect: 'NoExecute' } }, /allowNoExecute/));
+    it('an empty nodeSelector', () => refused('bad-selector', { ...good, nodeSelector: {} }, /select something/));
+    it('bootstrap-only with anyOf', () => refused('bad-anyof', { ...good, enforcementMode: 'bootstrap-only', match: 'anyOf' }, /allOf/));
+    it('bootstrap-only with defaultStatus', () =>
+      refused('bad-default', { ...good, enforcementMode: 'bootstrap-only', conditions: [{ type: 'A', defaultStatus: 'True' }] }, /defaultStatus/));
+
+    it('changing the taint of an existing rule', async () => {
+      await createRule(client, 'cel-immutable', good);
+      await assert.rejects(
+        client.patch(rulePath('cel-immutable'), { spec: { taint: { key: 'readiness.k8s.io/other', effect: 'NoSchedule' } } }, ContentType.MergePatch),
+        /immutable/,
+      );
+      await client.delete(rulePath('cel-immutable'));
+    });
+  });
+
+  it('bootstrap-only: removes the taint once the condition is True, records the pass, never re-adds', async () => {
+    const key = 'readiness.k8s.io/BootTest';
+    await createRule(client, 'boot', { conditions: [{ type: 'BootReady' }], enforcementMode: 'bootstrap-only', taint: { key, effect: 'NoSchedule' }, nodeSelector: { matchLabels: { pool: 'boot' } } });
+    await node('boot-1', { pool: 'boot' }, [{ key, effect: 'NoSchedule' }], [condition('BootReady', 'False')]);
+    await waitFor('taint adopted', async () => (await getNode(client, 'boot-1')).metadata?.annotations?.[ManagedTaintsAnnotation]);
+    assert.equal(hasTaint(await getNode(client, 'boot-1'), key), true);
+
+    await setConditions(client, 'boot-1', [condition('BootReady', 'True')]);
+    const released = await waitFor('taint removed', async () => {
+      const n = await getNode(client, 'boot-1');
+      return !hasTaint(n, key) && n;
+    });
+    assert.match(released.metadata?.annotations?.[CompletedAnnotation] ?? '', /"boot":/);
+
+    await setConditions(client, 'boot-1', [condition('BootReady', 'False')]);
+    await sleep(1500);
+    assert.equal(hasTaint(await getNode(client, 'boot-1'), key), false);
+  });
+
+  it('continuous: removes on True, re-taints on an explicit False after the debounce, not on Unknown', async () => {
+    const key = 'readiness.k8s.io/ContTest';
+    await createRule(client, 'cont', { conditions: [{ type: 'ContReady' }], enforcementMode: 'continuous', debounce: '1s', taint: { key, effect: 'NoSchedule' }, nodeSelector: { matchLabels: { pool: 'cont' } } });
+    await node('cont-1', { pool: 'cont' }, [{ key, effect: 'NoSchedule' }], [condition('ContReady', 'True')]);
+    await node('cont-2', { pool: 'cont' }, [], [condition('ContReady', 'True')]);
+    await node('cont-3', { pool: 'cont' }, [], [condition('ContReady', 'True')]);
+    await waitFor('taint removed', async () => !hasTaint(await getNode(client, 'cont-1'), key));
+
+    await setConditions(client, 'cont-1', [condition('ContReady', 'False')]);
+    await setConditions(client, 'cont-2', [condition('ContReady', 'Unknown')]);
+    await waitFor('taint re-added after the debounce', async () => hasTaint(await getNode(client, 'cont-1'), key), { timeoutMs: 10_000 });
+    assert.equal(hasTaint(await getNode(client, 'cont-2'), key), false);
+
+    await setConditions(client, 'cont-1', [condition('ContReady', 'True')]);
+    await waitFor('taint removed again', async () => !hasTaint(await getNode(client, 'cont-1'), key));
+  });
+
+  it('circuit breaker: a condition going False on most nodes at once taints none of them', async () => {
+    const key = 'readiness.k8s.io/BreakerTest';
+    const names = ['brk-1', 'brk-2', 'brk-3', 'brk-4', 'brk-5', 'brk-6'];
+    await createRule(client, 'breaker', { conditions: [{ type: 'BrkReady' }], enforcementMode: 'continuous', debounce: '2s', taint: { key, effect: 'NoSchedule' }, nodeSelector: { matchLabels: { pool: 'brk' } } });
+    for (const n of names) await node(n, { pool: 'brk' }, [], [condition('BrkReady', 'True')]);
+    await sleep(500);
+    await Promise.all(names.slice(0, 5).map((n) => setConditions(client, n, [condition('BrkReady', 'False')])));
+
+    const rule = await waitFor('breaker open in status', async () => {
+      const r = await client.get<NodeReadinessRule>(rulePath('breaker'));
+      return r.status?.conditions?.some((c) => c.type === 'CircuitBreakerOpen' && c.status === 'True') && r;
+    }, { timeoutMs: 15_000 });
+    assert.equal(rule.status?.failingNodes, 5);
+    await sleep(3000);
+    for (const n of names) assert.equal(hasTaint(await getNode(client, n), key), false, `${n} must not be tainted`);
+    const events = await client.get<{ items: { reason?: string; regarding?: { name?: string } }[] }>('/apis/events.k8s.io/v1/events');
+    assert.ok(events.items.some((e) => e.reason === 'CircuitBreakerOpen' && e.regarding?.name === 'breaker'), 'a CircuitBreakerOpen Event names the rule');
+  });
+
+  it('rule deletion leaves no managed taint behind, including on a node relabelled out of the selector', async () => {
+    const key = 'readiness.k8s.io/DelTest';
+    await createRule(client, 'del', { conditions: [{ type: 'DelReady' }], enforcementMode: 'continuous', taint: { key, effect: 'NoSchedule' }, nodeSelector: { matchLabels: { pool: 'del' } } });
+    await node('del-1', { pool: 'del' }, [{ key, effect: 'NoSchedule' }], [condition('DelReady', 'False')]);
+    await node('del-2', { pool: 'del' }, [{ key, effect: 'NoSchedule' }], [condition('DelReady', 'False')]);
+    for (const n of ['del-1', 'del-2']) await waitFor(`${n} adopted`, async () => (await getNode(client, n)).metadata?.annotations?.[ManagedTaintsAnnotation]);
+    await waitFor('finalizer added', async () => (await client.get<NodeReadinessRule>(rulePath('del'))).metadata?.finalizers?.includes(CleanupFinalizer));
+
+    await client.patch(nodePath('del-2'), { metadata: { labels: { pool: 'elsewhere' } } }, ContentType.MergePatch);
+    await client.delete(rulePath('del'));
+    await waitFor('rule gone', async () => client.get(rulePath('del')).then(() => false, (e: unknown) => e instanceof ApiError && e.status === 404), { timeoutMs: 15_000 });
+    for (const n of ['del-1', 'del-2']) {
+      const got = await getNode(client, n);
+      assert.equal(hasTaint(got, key), false, `${n} still carries ${key}`);
+      assert.equal(got.metadata?.annotations?.[ManagedTaintsAnnotation], undefined);
+    }
+  });
+
+  it('deleting a dry-run rule strips nothing', async () => {
+    const key = 'readiness.k8s.io/DryTest';
+    await createRule(client, 'dry', { conditions: [{ type: 'DryReady' }], enforcementMode: 'continuous', dryRun: true, taint: { key, effect: 'NoSchedule' }, nodeSelector: { matchLabels: { pool: 'dry' } } });
+    await node('dry-1', { pool: 'dry' }, [{ key, effect: 'NoSchedule' }], [condition('DryReady', 'True')]);
+    await waitFor('dry run reported', async () => (await client.get<NodeReadinessRule>(rulePath('dry'))).status?.wouldUntaintNodes === 1);
+    assert.equal(hasTaint(await getNode(client, 'dry-1'), key), true);
+    await client.delete(rulePath('dry'));
+    await waitFor('rule gone', async () => client.get(rulePath('dry')).then(() => false, () => true));
+    // DryReady is True, but the taint key's suffix (DryTest) names no True condition, so zero-config keeps off it too.
+    await sleep(500);
+    assert.equal(hasTaint(await getNode(client, 'dry-1'), key), true);
+  });
+
+  it('zero-config: removes readiness.k8s.io/<Type> once <Type> is True', async () => {
+    await node('zc-1', {}, [{ key: 'readiness.k8s.io/ZeroCfgReady', effect: 'NoSchedule' }], [condition('ZeroCfgReady', 'False')]);
+    await sleep(300);
+    assert.equal(hasTaint(await getNode(client, 'zc-1'), 'readiness.k8s.io/ZeroCfgReady'), true);
+    await setConditions(client, 'zc-1', [condition('ZeroCfgReady', 'True')]);
+    const n = await waitFor('zero-config taint removed', async () => {
+      const got = await getNode(client, 'zc-1');
+      return !hasTaint(got, 'readiness.k8s.io/ZeroCfgReady') && got;
+    });
+    assert.match(n.metadata?.annotations?.[CompletedAnnotation] ?? '', /ZeroCfgReady/);
+  });
+});
