@@ -258,7 +258,8 @@ function ruleK(pod: V1Pod, lifecycle: PodLifecycle, options: EvaluateOptions): D
   }
   const firedAtMs =
     exit.finishedAtMs ?? timeMs(findCondition(conditions, ConditionType.KeystoneFinished)?.lastTransitionTime) ?? options.nowMs;
-  const keystoneUpdate = keystoneFinishedUpdate(keystone.name, exit.exitCode, 'stopping the other containers');
+  const trigger = keystone;
+  const keystoneUpdate = () => keystoneFinishedUpdate(trigger.name, exit.exitCode, 'stopping the other containers');
   return planStop(pod, 'K', keystone.name, firedAtMs, mains, sidecars, keystoneUpdate, options);
 }
 
@@ -307,7 +308,7 @@ function planStop(
   firedAtMs: number,
   mains: readonly ContainerLifecycle[],
   sidecars: readonly ContainerLifecycle[],
-  keystoneUpdate: StatusUpdate | undefined,
+  keystoneUpdate: (() => StatusUpdate) | undefined,
   options: EvaluateOptions,
 ): Decision {
   const nowMs = options.nowMs;
@@ -341,6 +342,7 @@ function planStop(
     for (const c of stage) {
       const status = statusOf(pod, c.name);
       if (isStopped(status)) {
+        if (currentStage >= 0) continue; // only stages before the current one date the next start
         const at = lastExit(status).finishedAtMs;
         if (at !== undefined && (lastFinish === undefined || at > lastFinish)) lastFinish = at;
       } else running++;
@@ -376,7 +378,7 @@ function planStop(
   }
 
   const updates: StatusUpdate[] = [];
-  if (keystoneUpdate && !keystoneDone) updates.push(keystoneUpdate);
+  if (keystoneUpdate && !keystoneDone) updates.push(keystoneUpdate());
 
   if (steps.length === 0) {
     if (failed.length > 0) {

@@ -1,0 +1,57 @@
+/**
+ * The AdmissionReview handler alone (no TLS, no HTTP): handleAdmissionReview on a pod with
+ * a sidecar to convert, beside a baseline of JSON.parse + JSON.stringify of the same review
+ * (the floor any handler pays). Latency p50/p99 per call and throughput.
+ *
+ *   tsc -b packages/keystone && node --import tsx bench/keystone/webhook.ts
+ */
+import type { V1Node } from '@kubernetes/client-node';
+import { handleAdmissionReview, lifecycleMutator } from '@podlife/keystone';
+
+const nodes: V1Node[] = Array.from({ length: 100 }, (_, i) => ({ status: { nodeInfo: { kubeletVersion: `v1.${29 + (i % 3)}.1-gke.${i}` } as never } }));
+const mutate = lifecycleMutator(() => nodes);
+const body = JSON.stringify({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  request: {
+    uid: '705ab4f5-6393-11e8-b7cc-42010a800002',
+    kind: { group: '', version: 'v1', kind: 'Pod' },
+    operation: 'CREATE',
+    namespace: 'jobs',
+    object: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { generateName: 'job-', namespace: 'jobs', annotations: { 'role.podlife.dev/proxy': 'sidecar', 'stop.podlife.dev/proxy': 'preset:istio' } },
+      spec: {
+        restartPolicy: 'Never',
+        containers: [
+          { name: 'app', image: 'app:1', args: ['--work'], env: [{ name: 'A', value: '1' }] },
+          { name: 'proxy', image: 'proxy:1', ports: [{ containerPort: 15020 }] },
+        ],
+      },
+    },
+  },
+});
+
+function run(label: string, fn: () => unknown, n = 50_000): void {
+  for (let i = 0; i < 5000; i++) fn();
+  const samples = new Float64Array(n);
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) {
+    const t = process.hrtime.bigint();
+    fn();
+    samples[i] = Number(process.hrtime.bigint() - t) / 1000;
+  }
+  const total = Number(process.hrtime.bigint() - start) / 1e9;
+  samples.sort();
+  const pct = (q: number) => (samples[Math.min(n - 1, Math.floor(q * n))] ?? 0).toFixed(1);
+  console.log(`${label.padEnd(44)} p50 ${pct(0.5).padStart(6)} µs  p99 ${pct(0.99).padStart(6)} µs  ${Math.round(n / total).toLocaleString('en-US').padStart(9)} req/s`);
+}
+
+console.log(`AdmissionReview handling, one core (node ${process.version})\n`);
+run('baseline: JSON.parse + JSON.stringify', () => JSON.stringify(JSON.parse(body)));
+run('parse + handleAdmissionReview + stringify', () => {
+  const out = handleAdmissionReview(JSON.parse(body), { mutate });
+  if (out.httpStatus !== 200 || !out.review.response.patch) throw new Error('expected a patch');
+  return JSON.stringify(out.review);
+});
