@@ -1,0 +1,321 @@
+/**
+ * A real, local Kubernetes control plane: etcd, kube-apiserver and, optionally,
+ * kube-controller-manager, on free 127.0.0.1 ports.
+ *
+ * Guarantees:
+ * - the binaries are the pinned upstream ones (scripts/control-plane-assets.mjs builds or reuses
+ *   them; KUBEBUILDER_ASSETS points elsewhere) and `version` is what the running server's
+ *   /version says, not what we hoped to build;
+ * - the API server runs with envtest's shape of configuration: a fresh CA per run, client
+ *   certificates for identities (admin = O=system:masters), freshly generated service-account
+ *   signing keys, RBAC authorization, no endpoint reconciler, advertised on 127.0.0.1;
+ * - one deliberate difference from a production cluster: the ServiceAccount admission plugin is
+ *   off, because no controller creates each namespace's `default` service account unless the
+ *   controller-manager runs, and a test's pods must not depend on that;
+ * - `startControlPlane` resolves only once /readyz answers 200; on failure it stops what it started
+ *   and the error quotes the failing component's log;
+ * - the controller-manager runs the Job, garbage-collector and TTL-after-finished controllers with
+ *   its own credentials (a system:masters certificate) and no leader election;
+ * - every process and temporary folder is removed by `stop()`, and by processes.ts when the test
+ *   process exits or is interrupted without calling it.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient } from '@podlife/core';
+import { ensureControlPlaneAssets } from '../../scripts/control-plane-assets.mjs';
+import { writeKubeconfig } from './kubeconfig.js';
+import { createCertificateAuthority, createServiceAccountKeys, type CertificateAuthority } from './pki.js';
+import { freePorts } from './ports.js';
+import { makeTempDir, removeTempDir, startProcess, type ManagedProcess } from './processes.js';
+
+export interface ControlPlane {
+  readonly server: string;
+  readonly kubeconfigPath: string;
+  readonly kubeConfig: KubeConfig;
+  readonly client: KubeClient;
+  readonly version: string;
+  /** etcd's client URL (plain HTTP on loopback). */
+  readonly etcdUrl: string;
+  /** The process ids of every component currently running (for leak checks). */
+  pids(): number[];
+  kubeconfigFor(user: string, groups?: string[]): Promise<string>;
+  restartApiServer(): Promise<void>;
+  pauseApiServer(): void;
+  resumeApiServer(): void;
+  compactEtcd(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface ControlPlaneOptions {
+  /** Also run kube-controller-manager (Job, garbage-collector and TTL-after-finished controllers). */
+  controllerManager?: boolean;
+  /** The API server's watch cache (default on, as in production). Off, watches go to etcd directly. */
+  watchCache?: boolean;
+  /** Extra kube-apiserver flags, appended last (a later flag wins). */
+  apiServerArgs?: string[];
+  /** Progress lines; default silent. */
+  log?: (line: string) => void;
+}
+
+const readyTimeoutMs = 90_000;
+const controllers = ['job-controller', 'garbage-collector-controller', 'ttl-after-finished-controller'];
+
+interface TlsMaterial {
+  ca: string;
+  cert: string;
+  key: string;
+}
+
+function getJson(url: string, tls: TlsMaterial | undefined, timeoutMs = 2_000): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const onResponse = (res: http.IncomingMessage): void => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    };
+    const req = tls
+      ? https.get(url, { ca: tls.ca, cert: tls.cert, key: tls.key, timeout: timeoutMs, agent: false }, onResponse)
+      : http.get(url, { timeout: timeoutMs, agent: false }, onResponse);
+    req.on('timeout', () => req.destroy(new Error(`no answer from ${url} within ${timeoutMs} ms`)));
+    req.on('error', reject);
+  });
+}
+
+function postJson(url: string, body: unknown): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const payload = JSON.stringify(body);
+    const req = http.request(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) },
+      timeout: 10_000,
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if ((res.statusCode ?? 0) >= 300) reject(new Error(`etcd ${url}: HTTP ${res.statusCode}: ${text}`));
+        else resolve(JSON.parse(text) as unknown);
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`etcd ${url}: no answer within 10 s`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls `url` until it answers 200 (and `accept(body)`), failing fast if the process exits. */
+async function waitUntilReady(proc: ManagedProcess, url: string, tls: TlsMaterial | undefined, accept: (body: string) => boolean = () => true): Promise<void> {
+  const deadline = Date.now() + readyTimeoutMs;
+  let last = 'no answer yet';
+  while (Date.now() < deadline) {
+    if (!proc.running) {
+      const info = await proc.exited;
+      throw new Error(`${proc.name} exited (${info.signal ?? `code ${info.code}`}) before ${url} was ready; its log ends with:\n${proc.logTail()}`);
+    }
+    try {
+      const res = await getJson(url, tls);
+      if (res.status === 200 && accept(res.body)) return;
+      last = `HTTP ${res.status}: ${res.body.slice(0, 500)}`;
+    } catch (err) {
+      last = err instanceof Error ? err.message : String(err);
+    }
+    await sleep(100);
+  }
+  throw new Error(`${proc.name} not ready at ${url} after ${readyTimeoutMs / 1000} s (last: ${last}); its log ends with:\n${proc.logTail()}`);
+}
+
+export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const log = opts.log ?? (() => {});
+  const started = Date.now();
+  const assets = await ensureControlPlaneAssets({ log: (line) => log(line) });
+  const bin = (name: string): string => join(assets.dir, name);
+  const dir = makeTempDir('podlife-cp-');
+  const file = (name: string, content: string): string => {
+    const path = join(dir, name);
+    writeFileSync(path, content, { mode: 0o600 });
+    return path;
+  };
+
+  const [etcdPort = 0, peerPort = 0, apiPort = 0] = await freePorts(3);
+  const server = `https://127.0.0.1:${apiPort}`;
+  const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+
+  const ca: CertificateAuthority = await createCertificateAuthority();
+  const serving = await ca.issue({ commonName: 'kube-apiserver', server: true });
+  const admin = await ca.issue({ commonName: 'podlife-admin', organizations: ['system:masters'] });
+  const sa = createServiceAccountKeys();
+  const caPath = file('ca.crt', ca.certPem);
+  const saPub = file('sa.pub', sa.publicPem);
+  const saKey = file('sa.key', sa.privatePem);
+  const kubeconfigPath = writeKubeconfig(join(dir, 'admin.kubeconfig'), {
+    server, caPem: ca.certPem, certPem: admin.certPem, keyPem: admin.keyPem, user: 'podlife-admin',
+  });
+  const adminTls: TlsMaterial = { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem };
+
+  const running: ManagedProcess[] = [];
+  let etcd: ManagedProcess | undefined;
+  let apiServer: ManagedProcess | undefined;
+  let controllerManager: ManagedProcess | undefined;
+  let stopped = false;
+
+  const apiServerArgs = [
+    `--etcd-servers=${etcdUrl}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${apiPort}`,
+    '--advertise-address=127.0.0.1',
+    `--tls-cert-file=${file('apiserver.crt', serving.certPem)}`,
+    `--tls-private-key-file=${file('apiserver.key', serving.keyPem)}`,
+    `--client-ca-file=${caPath}`,
+    `--cert-dir=${dir}`,
+    '--service-cluster-ip-range=10.0.0.0/24',
+    `--service-account-issuer=${server}`,
+    `--service-account-key-file=${saPub}`,
+    `--service-account-signing-key-file=${saKey}`,
+    '--authorization-mode=RBAC',
+    '--endpoint-reconciler-type=none',
+    '--allow-privileged=true',
+    '--disable-admission-plugins=ServiceAccount',
+    ...(opts.watchCache === false ? ['--watch-cache=false'] : []),
+    ...(opts.apiServerArgs ?? []),
+  ];
+
+  const startApiServer = async (): Promise<ManagedProcess> => {
+    const proc = startProcess({ name: 'kube-apiserver', command: bin('kube-apiserver'), args: apiServerArgs, logPath: join(dir, 'kube-apiserver.log') });
+    running.push(proc);
+    await waitUntilReady(proc, `${server}/readyz`, adminTls);
+    return proc;
+  };
+
+  const stopAll = async (): Promise<void> => {
+    // Reverse order of start: clients of the API server first, etcd last.
+    for (const proc of [controllerManager, apiServer, etcd]) if (proc) await proc.stop();
+    for (const proc of running) await proc.stop();
+  };
+
+  try {
+    etcd = startProcess({
+      name: 'etcd',
+      command: bin('etcd'),
+      args: [
+        '--name=default',
+        `--data-dir=${join(dir, 'etcd-data')}`,
+        `--listen-client-urls=${etcdUrl}`,
+        `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+        `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+        // Test data is disposable: skipping fsync makes etcd fast on shared disks (envtest does the same).
+        '--unsafe-no-fsync',
+        '--log-level=warn',
+      ],
+      logPath: join(dir, 'etcd.log'),
+    });
+    running.push(etcd);
+    await waitUntilReady(etcd, `${etcdUrl}/health`, undefined, (body) => body.includes('"health":"true"'));
+    log(`etcd ready at ${etcdUrl} (${Date.now() - started} ms)`);
+
+    apiServer = await startApiServer();
+    log(`kube-apiserver ready at ${server} (${Date.now() - started} ms)`);
+
+    if (opts.controllerManager) {
+      const kcm = await ca.issue({ commonName: 'system:kube-controller-manager', organizations: ['system:masters'] });
+      const kcmKubeconfig = writeKubeconfig(join(dir, 'kube-controller-manager.kubeconfig'), {
+        server, caPem: ca.certPem, certPem: kcm.certPem, keyPem: kcm.keyPem, user: 'system:kube-controller-manager',
+      });
+      controllerManager = startProcess({
+        name: 'kube-controller-manager',
+        command: bin('kube-controller-manager'),
+        args: [
+          `--kubeconfig=${kcmKubeconfig}`,
+          `--controllers=${controllers.join(',')}`,
+          '--use-service-account-credentials=false',
+          '--leader-elect=false',
+          // No serving endpoint: nothing scrapes it, and it would need a port and certificates.
+          '--secure-port=0',
+          `--service-account-private-key-file=${saKey}`,
+          `--root-ca-file=${caPath}`,
+        ],
+        logPath: join(dir, 'kube-controller-manager.log'),
+      });
+      running.push(controllerManager);
+      log(`kube-controller-manager started (${controllers.join(', ')})`);
+    }
+  } catch (err) {
+    await stopAll();
+    removeTempDir(dir);
+    throw err;
+  }
+
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(kubeconfigPath);
+  const client = await KubeClient.fromKubeConfig(kubeConfig);
+  const versionInfo = await client.get<{ gitVersion: string }>('/version');
+  log(`control plane ${versionInfo.gitVersion} up in ${Date.now() - started} ms`);
+
+  return {
+    server,
+    kubeconfigPath,
+    kubeConfig,
+    client,
+    version: versionInfo.gitVersion,
+    etcdUrl,
+    pids: () => running.filter((p) => p.running).map((p) => p.pid),
+    async kubeconfigFor(user: string, groups: string[] = []): Promise<string> {
+      const pair = await ca.issue({ commonName: user, organizations: groups });
+      const safe = user.replace(/[^A-Za-z0-9_.-]/g, '_');
+      return writeKubeconfig(join(dir, `user-${safe}-${Date.now()}.kubeconfig`), {
+        server, caPem: ca.certPem, certPem: pair.certPem, keyPem: pair.keyPem, user,
+      });
+    },
+    async restartApiServer(): Promise<void> {
+      if (stopped) throw new Error('restartApiServer: the control plane is stopped');
+      await apiServer?.stop();
+      apiServer = await startApiServer();
+    },
+    pauseApiServer(): void {
+      apiServer?.pause();
+    },
+    resumeApiServer(): void {
+      apiServer?.resume();
+    },
+    async compactEtcd(): Promise<void> {
+      // etcd's JSON gateway: read the current revision, then compact everything before it.
+      const status = (await postJson(`${etcdUrl}/v3/maintenance/status`, {})) as { header?: { revision?: string } };
+      const revision = status.header?.revision;
+      if (!revision) throw new Error(`compactEtcd: etcd status has no revision: ${JSON.stringify(status)}`);
+      await postJson(`${etcdUrl}/v3/kv/compaction`, { revision, physical: true });
+    },
+    async stop(): Promise<void> {
+      if (stopped) return;
+      stopped = true;
+      client.close();
+      await stopAll();
+      removeTempDir(dir);
+    },
+  };
+}
+
+let shared: Promise<ControlPlane> | undefined;
+
+/** One control plane (with the controller-manager) per test process, started on first use. */
+export function sharedControlPlane(): Promise<ControlPlane> {
+  shared ??= startControlPlane({ controllerManager: true });
+  return shared;
+}
+
+/** Stops the shared control plane if it was started (the global mocha hook calls this). */
+export async function stopSharedControlPlane(): Promise<void> {
+  if (!shared) return;
+  const pending = shared;
+  shared = undefined;
+  const plane = await pending.catch(() => undefined);
+  await plane?.stop();
+}

@@ -1,0 +1,27 @@
+/**
+ * Polling until a condition holds against the real API server. Resolves with the first truthy
+ * value; rejects after the timeout with the description and the last value or error seen, so a
+ * failing test says what it was waiting for and what it saw instead.
+ */
+export interface WaitOptions {
+  timeoutMs?: number;
+  intervalMs?: number;
+}
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>, opts: WaitOptions = {}): Promise<T> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  let last: unknown = 'nothing yet';
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== null && value !== false) return value;
+      last = value;
+    } catch (err) {
+      last = err instanceof Error ? err.message : err;
+    }
+    if (Date.now() >= deadline) {
+      throw new Error(`timed out after ${opts.timeoutMs ?? 30_000} ms waiting for ${what}; last: ${JSON.stringify(last)}`);
+    }
+    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 100));
+  }
+}
