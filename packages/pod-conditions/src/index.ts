@@ -5,3 +5,5 @@ export * from './duration.js';
 export * from './timeline.js';
 export * from './explain.js';
 export * from './render.js';
+export * from './set-condition.js';
+export * from './wait.js';
