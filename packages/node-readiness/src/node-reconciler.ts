@@ -39,11 +39,17 @@ export interface NodeReconcilerOptions {
   onReleased?: (ruleName: string) => void;
 }
 
-/** A failed JSON-patch `test` (our resourceVersion is stale) or a precondition conflict. */
+/**
+ * A failed JSON-patch `test` (our resourceVersion is stale) or a precondition conflict. The API
+ * server answers a failed `test` with a bare 422 Invalid (no field causes), unlike a real
+ * validation error, which names the object and lists the offending fields.
+ */
 export function isStaleWrite(err: unknown): boolean {
   if (!(err instanceof ApiError)) return false;
   if (err.status === 409) return true;
-  return err.status === 422 && /test/i.test(err.message);
+  if (err.status !== 422) return false;
+  const body = err.body as { details?: { causes?: unknown[]; name?: string } } | undefined;
+  return !body?.details?.causes?.length && !body?.details?.name;
 }
 
 const notSyncedRetryMs = 250;

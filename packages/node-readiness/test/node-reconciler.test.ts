@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { ApiError } from '@podlife/core';
 import { NodeReconciler } from '../src/index.js';
 import { GPU, T0, gpuNode, node, rule } from './builders.js';
 import { apiError, metricValue, rig } from './fakes.js';
@@ -41,10 +42,16 @@ describe('NodeReconciler', () => {
 
   it('a stale resourceVersion is not an error: it waits for the newer node', async () => {
     const r = rig([gpuNode().taint(GPU).condition('GPUReady', 'True').build()], [rule().build()], T0);
-    r.patch.rejects(apiError(422, 'Invalid', 'the server rejected our request: test operation failed'));
+    r.patch.rejects(apiError(422, 'Invalid', 'the server rejected our request due to an error in our request'));
     const out = await reconciler(r).reconcile('node-1');
     assert.ok((out.requeueAfterMs ?? 0) > 0);
     assert.deepEqual(r.events.list, []);
+  });
+
+  it('a real validation error (422 naming fields) is a failed write, not a stale one', async () => {
+    const r = rig([gpuNode().taint(GPU).condition('GPUReady', 'True').build()], [rule().build()], T0);
+    r.patch.rejects(new ApiError(422, 'Invalid', 'Node "node-1" is invalid', { details: { name: 'node-1', causes: [{ field: 'spec.taints' }] } }));
+    await assert.rejects(reconciler(r).reconcile('node-1'), /is invalid/);
   });
 
   it('a node deleted meanwhile ends the reconcile quietly', async () => {
