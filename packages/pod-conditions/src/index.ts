@@ -7,3 +7,7 @@ export * from './explain.js';
 export * from './render.js';
 export * from './set-condition.js';
 export * from './wait.js';
+export { ReadinessGate } from './readiness-gate.js';
+export type { GateVerdict, ReadinessGateOptions } from './readiness-gate.js';
+export type { Computed } from './pod-controller.js';
+export * from './network-conditions.js';

@@ -1,0 +1,57 @@
+/**
+ * Network conditions (opt-in): for pods annotated `podlife.dev/network-conditions: "true"`, keep
+ * `network.podlife.dev/IPv4Ready` and `network.podlife.dev/IPv6Ready` on the pod.
+ *
+ * Guarantees:
+ * - both families are always published, so a readiness gate on either is never left missing; a
+ *   family the pod has no address of is False with reason `NoAddressOfFamily` (a dual-stack pod
+ *   that is only half up, or a single-stack pod asked about the other family);
+ * - the status follows `networkReady(pod, family)`: the sandbox condition when the kubelet writes
+ *   it, otherwise the inference documented there (source shown in the message);
+ * - any other annotation value means "off"; pods without the annotation are never written.
+ */
+import type { V1Pod, V1PodCondition } from '@kubernetes/client-node';
+import type { ConditionInput, Controller, Manager } from '@podlife/core';
+import { networkReady } from './sandbox.js';
+import type { IpFamily } from './sandbox.js';
+import { podConditionsController } from './pod-controller.js';
+
+export const networkConditionsAnnotation = 'podlife.dev/network-conditions';
+
+export const NetworkConditionType = {
+  IPv4Ready: 'network.podlife.dev/IPv4Ready',
+  IPv6Ready: 'network.podlife.dev/IPv6Ready',
+} as const;
+
+export function wantsNetworkConditions(pod: V1Pod): boolean {
+  return pod.metadata?.annotations?.[networkConditionsAnnotation] === 'true';
+}
+
+/** The two conditions the pod should carry now. */
+export function networkConditions(pod: V1Pod): ConditionInput<V1PodCondition>[] {
+  return (['IPv4', 'IPv6'] as const satisfies readonly IpFamily[]).map((family) => {
+    const r = networkReady(pod, family);
+    return {
+      type: NetworkConditionType[`${family}Ready`],
+      status: r.status,
+      reason: r.reason,
+      message: r.source === 'inferred' ? `${r.message} (inferred: the cluster reports no sandbox condition)` : r.message,
+    };
+  });
+}
+
+export interface NetworkConditionsOptions {
+  /** Watch one namespace only; default all. */
+  namespace?: string;
+  concurrency?: number;
+}
+
+/** The network conditions module as a controller on `manager` (added to it, returned for tests). */
+export function networkConditionsController(manager: Manager, opts: NetworkConditionsOptions = {}): Controller {
+  return podConditionsController(manager, {
+    name: 'network-conditions',
+    select: wantsNetworkConditions,
+    compute: (pod) => ({ conditions: networkConditions(pod) }),
+    ...opts,
+  });
+}

@@ -1,0 +1,85 @@
+/**
+ * ReadinessGate: the building block of a readiness-gate controller.
+ *
+ * Declare the gate's condition type and a function that computes it; the gate keeps that
+ * condition on every pod listing the type in `spec.readinessGates` (the kubelet then holds `Ready`
+ * False until it is True). Runs on the core runtime: the manager's shared pods informer, a work
+ * queue with per-key backoff, and setPodCondition for the writes.
+ *
+ *     const manager = new Manager({ client });
+ *     new ReadinessGate({ conditionType: 'example.com/warm', evaluate: (pod) => isWarm(pod) }).register(manager);
+ *     await manager.start();
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Controller, Manager } from '@podlife/core';
+import { readinessGateTypes } from './model.js';
+import { podConditionsController, syncPodConditions } from './pod-controller.js';
+import type { Computed, PodConditionsSpec } from './pod-controller.js';
+import type { PodStatusClient } from './set-condition.js';
+import type { TriState } from './sandbox.js';
+
+/** What `evaluate` returns: a boolean, a status, or a status with reason, message and a re-check time. */
+export type GateVerdict =
+  | boolean
+  | TriState
+  | { status: TriState | boolean; reason?: string; message?: string; requeueAfterMs?: number };
+
+export interface ReadinessGateOptions {
+  /** The condition type pods list in `spec.readinessGates`, e.g. `example.com/lb-registered`. */
+  conditionType: string;
+  evaluate(pod: V1Pod, signal: AbortSignal): GateVerdict | Promise<GateVerdict>;
+  /** Watch one namespace only; default all. */
+  namespace?: string;
+  /** Pods evaluated at once; default 4. */
+  concurrency?: number;
+  /** Evaluate each gated pod again this often even without pod changes (outside state); default never. */
+  resyncMs?: number;
+  /** Controller name in logs and metrics; default `readiness-gate/<conditionType>`. */
+  name?: string;
+  now?: () => number;
+}
+
+export class ReadinessGate {
+  readonly conditionType: string;
+  private readonly spec: PodConditionsSpec;
+
+  constructor(opts: ReadinessGateOptions) {
+    this.conditionType = opts.conditionType;
+    const type = opts.conditionType;
+    this.spec = {
+      name: opts.name ?? `readiness-gate/${type}`,
+      select: (pod) => readinessGateTypes(pod).includes(type),
+      compute: async (pod, signal): Promise<Computed> => {
+        const v = normalize(await opts.evaluate(pod, signal));
+        const condition = { type, status: v.status, ...(v.reason ? { reason: v.reason } : {}), ...(v.message ? { message: v.message } : {}) };
+        const again = v.requeueAfterMs ?? opts.resyncMs;
+        return { conditions: [condition], ...(again !== undefined ? { requeueAfterMs: again } : {}) };
+      },
+      ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}),
+      ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+      ...(opts.now ? { now: opts.now } : {}),
+    };
+  }
+
+  /** Whether this gate applies to the pod. */
+  gates(pod: V1Pod): boolean {
+    return this.spec.select(pod);
+  }
+
+  /** Adds the gate's controller to a manager; it runs when the manager starts. */
+  register(manager: Manager): Controller {
+    return podConditionsController(manager, this.spec);
+  }
+
+  /** Evaluates one pod and writes its condition (what a reconcile does); undefined when the pod is not gated. */
+  async sync(client: PodStatusClient, pod: V1Pod, signal: AbortSignal = new AbortController().signal): Promise<Computed | undefined> {
+    return syncPodConditions(client, this.spec, pod, signal);
+  }
+}
+
+function normalize(v: GateVerdict): { status: TriState; reason?: string; message?: string; requeueAfterMs?: number } {
+  if (typeof v === 'boolean') return { status: v ? 'True' : 'False' };
+  if (typeof v === 'string') return { status: v };
+  const status = typeof v.status === 'boolean' ? (v.status ? 'True' : 'False') : v.status;
+  return { ...v, status };
+}
