@@ -11,3 +11,4 @@ export { ReadinessGate } from './readiness-gate.js';
 export type { GateVerdict, ReadinessGateOptions } from './readiness-gate.js';
 export type { Computed } from './pod-controller.js';
 export * from './network-conditions.js';
+export * from './report.js';
