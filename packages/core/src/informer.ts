@@ -216,6 +216,8 @@ export class Informer<T extends KubeObject> extends EventEmitter<InformerEvents<
 
   /** Consumes one watch until it ends, fails or stalls; never throws. */
   private async watchOnce(signal: AbortSignal): Promise<{ progressed: boolean; error?: Error }> {
+    // Stopped during the list (e.g. by an event handler): the abort listener below would never fire.
+    if (signal.aborted) return { progressed: false, error: asError(signal.reason) };
     const watch = new AbortController();
     let stalled: StalledWatchError | undefined;
     let timer: NodeJS.Timeout | undefined;

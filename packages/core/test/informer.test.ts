@@ -226,6 +226,19 @@ describe('Informer: lifecycle', () => {
     assert.equal(t.watches.length, 1);
   });
 
+  it('stop() from an event handler during the list returns without waiting for the watchdog', async () => {
+    const t = new FakeTransport();
+    t.lists = [{ items: [obj('a', '1')], resourceVersion: '10' }];
+    const inf = informer(t, { watchdogMs: 5_000 });
+    let stopped: Promise<void> | undefined;
+    inf.on('add', () => (stopped = inf.stop()));
+    inf.start();
+    await until(() => stopped !== undefined);
+    const started = Date.now();
+    await stopped;
+    assert.ok(Date.now() - started < 1_000);
+  });
+
   it('waitForSync rejects when its signal is aborted first', async () => {
     const t = new FakeTransport();
     t.lists = [new Error('refused')];
