@@ -22,6 +22,7 @@ import {
   type ControllerFlags,
   type KubeManifest,
 } from '@podlife/controller';
+import { nodeReadinessRuleCrd } from '@podlife/node-readiness';
 import { sharedControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { SimulatedKubelet, SCRIPT_ANNOTATION } from '../support/kubelet.js';
 import { waitFor } from '../support/wait.js';
@@ -37,6 +38,7 @@ const plural: Record<string, string> = {
   Deployment: 'deployments',
   Service: 'services',
   MutatingWebhookConfiguration: 'mutatingwebhookconfigurations',
+  CustomResourceDefinition: 'customresourcedefinitions',
 };
 
 function pathOf(m: KubeManifest): string {
@@ -84,7 +86,11 @@ describe('deploy manifests and RBAC (real API server)', function () {
     kubelet = new SimulatedKubelet(cp.client, { nodeNames: ['rbac-node'] });
     await kubelet.start();
     for (const name of [scoped, outside]) await cp.client.create('/api/v1/namespaces', { metadata: { name } });
-    const options = { ...defaultDeployOptions, namespace: system, namespaces: [scoped], controllers: ['keystone' as const] };
+    const crd = nodeReadinessRuleCrd as unknown as KubeManifest;
+    await applyServerSide(cp.client, crd);
+    await waitFor('the CRD established', async () =>
+      ((await cp.client.get<{ status?: { conditions?: { type: string; status: string }[] } }>(pathOf(crd))).status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True'));
+    const options = { ...defaultDeployOptions, namespace: system, namespaces: [scoped] };
     for (const file of deployFiles(options)) {
       for (const m of file.manifests) {
         await applyServerSide(cp.client, m);
@@ -103,7 +109,7 @@ describe('deploy manifests and RBAC (real API server)', function () {
     writeFileSync(join(dir, 'tls.crt'), certs.certPem);
     writeFileSync(join(dir, 'tls.key'), certs.keyPem);
     const flags: ControllerFlags = {
-      controllers: ['keystone'],
+      controllers: ['keystone', 'network-conditions', 'node-readiness'],
       namespaces: [scoped],
       dryRun: false,
       configPath: undefined,
@@ -157,7 +163,7 @@ describe('deploy manifests and RBAC (real API server)', function () {
     assert.ok(applied.some((m) => m.kind === 'MutatingWebhookConfiguration'));
   });
 
-  it('as its ServiceAccount, the controller takes the lease and stops a sidecar with nothing denied', async () => {
+  it('as its ServiceAccount, all three controllers run: lease, sidecar stopped, pod deleted, network conditions, rules watched — nothing denied', async () => {
     await waitFor('leadership', async () => app!.manager.isLeader(), { timeoutMs: 30_000 });
     await cp.client.create(podsPath(scoped), pod('stop-me'));
     await cp.client.create(podsPath(scoped), pod('end-me', { 'role.podlife.dev/app': 'keystone', 'role.podlife.dev/proxy': 'sidecar', 'podlife.dev/on-keystone-exit': 'TerminatePod' }));
@@ -169,6 +175,11 @@ describe('deploy manifests and RBAC (real API server)', function () {
     await waitFor('the keystone pod deleted', async () => {
       const p = await cp.client.get<V1Pod>(podsPath(scoped, 'end-me')).catch(() => undefined);
       return p === undefined || p.metadata?.deletionTimestamp !== undefined;
+    });
+    await cp.client.create(podsPath(scoped), { ...pod('networked', { [SCRIPT_ANNOTATION]: '{}', 'podlife.dev/network-conditions': 'true' }) });
+    await waitFor('network conditions written', async () => {
+      const p = await cp.client.get<V1Pod>(podsPath(scoped, 'networked'));
+      return p.status?.conditions?.some((c) => c.type === 'network.podlife.dev/IPv4Ready' && c.status === 'True');
     });
     const events = await cp.client.get<{ items: { reason?: string }[] }>(resourcePath({ group: 'events.k8s.io', version: 'v1', resource: 'events', namespace: scoped }));
     assert.ok(events.items.some((e) => e.reason === 'StoppingContainer'), 'Events written');

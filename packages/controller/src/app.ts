@@ -12,6 +12,8 @@
 import os from 'node:os';
 import type { KubeConfig, V1Node } from '@kubernetes/client-node';
 import { Manager, type KubeClient, type Logger } from '@podlife/core';
+import { networkConditionsController } from '@podlife/pod-conditions';
+import { nodeReadinessController } from '@podlife/node-readiness';
 import type { ControllerConfig } from './options/config-file.js';
 import type { ControllerFlags, ControllerName } from './options/flags.js';
 import { keystoneController, type KeystoneController } from './keystone/controller.js';
@@ -39,7 +41,7 @@ export interface ControllerAppOptions {
 }
 
 /** Controllers this build can run; the others are refused at start with a clear reason. */
-const available: ReadonlySet<ControllerName> = new Set(['keystone']);
+const available: ReadonlySet<ControllerName> = new Set(['keystone', 'network-conditions', 'node-readiness']);
 
 export class ControllerApp {
   readonly manager: Manager;
@@ -79,6 +81,9 @@ export class ControllerApp {
           }
         : {}),
     });
+    // Informers are shared per path and the first caller's transform wins: keystone's pod
+    // transform keeps what network-conditions reads too, and node-readiness's node transform
+    // keeps the kubelet version the webhook reads, so they register first.
     if (flags.controllers.includes('keystone')) {
       this.keystone = keystoneController(this.manager, {
         config: { ...config, namespaces },
@@ -88,6 +93,16 @@ export class ControllerApp {
         minStageMs: opts.minStageMs,
       });
       this.manager.add(this.keystone);
+    }
+    if (flags.controllers.includes('network-conditions')) {
+      if (flags.dryRun) this.log.warn('--dry-run does not apply to network-conditions, which only writes conditions of pods that ask for them');
+      for (const namespace of namespaces.length > 0 ? namespaces : [undefined]) {
+        networkConditionsController(this.manager, namespace ? { namespace } : {});
+      }
+    }
+    if (flags.controllers.includes('node-readiness')) {
+      // Its own guardrails (rule dryRun, circuit breaker) govern it; --dry-run is per rule there.
+      nodeReadinessController(this.manager, { logger: opts.logger.child({ controller: 'node-readiness' }) });
     }
     if (flags.webhookPort !== undefined) {
       const informer = this.manager.informer<V1Node>({ path: '/api/v1/nodes', transform: keepKubeletVersion, name: 'nodes' });

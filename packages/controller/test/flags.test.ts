@@ -11,9 +11,9 @@ function problems(result: FlagsResult): string[] {
 }
 
 describe('podlife-controller flags', () => {
-  it('defaults to the keystone controller, acting, on every namespace', () => {
+  it('defaults to the keystone and network-conditions controllers, acting, on every namespace', () => {
     const flags = ok(parseFlags([]));
-    assert.deepEqual(flags.controllers, ['keystone']);
+    assert.deepEqual(flags.controllers, ['keystone', 'network-conditions']);
     assert.deepEqual(flags.namespaces, []);
     assert.equal(flags.dryRun, false);
     assert.equal(flags.webhookPort, undefined);

@@ -39,7 +39,7 @@ export const SERVICE_ACCOUNT = 'podlife-controller';
 export const defaultDeployOptions: DeployOptions = {
   namespace: 'podlife-system',
   image: 'podlife/podlife-controller:0.1.0',
-  controllers: ['keystone'],
+  controllers: ['keystone', 'network-conditions', 'node-readiness'],
   namespaces: [],
   replicas: 2,
   leaseName: 'podlife-controller',

@@ -35,7 +35,7 @@ export interface ControllerFlags {
 
 export type FlagsResult = { ok: true; flags: ControllerFlags } | { ok: false; problems: string[] };
 
-export const defaultControllers: readonly ControllerName[] = ['keystone'];
+export const defaultControllers: readonly ControllerName[] = ['keystone', 'network-conditions'];
 
 export const usage = `Usage: podlife-controller [flags]
 

@@ -49,8 +49,9 @@ export const controllerPermissions: Readonly<Record<ControllerName, ControllerPe
   'node-readiness': {
     cluster: [
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
-      { apiGroups: ['readiness.podlife.dev'], resources: ['nodereadinessrules'], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
-      { apiGroups: ['readiness.podlife.dev'], resources: ['nodereadinessrules/status'], verbs: ['patch', 'update'] },
+      // Finalizers and status are JSON/merge patches; nothing is ever updated whole.
+      { apiGroups: ['readiness.podlife.dev'], resources: ['nodereadinessrules'], verbs: ['get', 'list', 'watch', 'patch'] },
+      { apiGroups: ['readiness.podlife.dev'], resources: ['nodereadinessrules/status'], verbs: ['patch'] },
       // Node Events live in the default namespace; rule Events in none: cluster-wide create.
       eventWrite,
     ],
