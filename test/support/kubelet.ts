@@ -782,7 +782,9 @@ export class SimulatedKubelet {
     const hostIP = `${SIM_NODE_ADDRESS_BASE}${nodeIndex + 2}`;
     const conditions = OWN_CONDITIONS.map((type) => {
       const c = run.conditions.get(type);
-      return c ? { type, status: c.status, ...(c.reason ? { reason: c.reason } : {}), ...(c.message ? { message: c.message } : {}),
+      // null, not absent: the patch merges conditions by type, and an absent field would keep
+      // the previous reason/message of a condition that changed status.
+      return c ? { type, status: c.status, reason: c.reason ?? null, message: c.message ?? null,
         lastTransitionTime: iso(c.since), lastProbeTime: null } : undefined;
     }).filter((c) => c !== undefined);
     const status: Record<string, unknown> = {
