@@ -30,4 +30,9 @@ describe('renderExplanation', () => {
     assert.match(text, /\* inferred: this cluster does not report the sandbox condition/);
     assert.match(text, /^stuck at: containersReady/m);
   });
+
+  it('says a pod held by a readiness gate is stuck at ready', () => {
+    const p = startedPod().gate('example.com/lb').condition('Ready', 'False', 6).build();
+    assert.match(renderExplanation(podExplanation(p, [], ms(10))), /^stuck at: ready \(ReadinessGateMissing\)$/m);
+  });
 });
