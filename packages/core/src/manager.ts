@@ -64,6 +64,7 @@ export class Manager {
   private readonly opts: ManagerOptions;
   private readonly log: Logger;
   private readonly informers = new Map<string, Informer<KubeObject>>();
+  private readonly transformIds = new Map<(obj: never) => unknown, number>();
   private readonly controllers: Controller[] = [];
   private readonly servers: http.Server[] = [];
   private readonly urls: Partial<Record<Route, string>> = {};
@@ -94,15 +95,29 @@ export class Manager {
     this.done.catch(() => undefined);
   }
 
-  /** The shared informer for this path and these selectors (the first caller's transform and watchdog win). */
+  /**
+   * The shared informer for this path, these selectors and this transform. Callers share a cache
+   * only when they ask for the same transform function: a cache slimmed for one controller must
+   * never hide fields another one reads. The first caller's watchdog wins.
+   */
   informer<T extends KubeObject>(opts: Omit<InformerOptions<T>, 'client'>): Informer<T> {
-    const key = `${opts.path}?l=${opts.labelSelector ?? ''}&f=${opts.fieldSelector ?? ''}`;
+    const key = `${opts.path}?l=${opts.labelSelector ?? ''}&f=${opts.fieldSelector ?? ''}&t=${this.transformId(opts.transform)}`;
     const existing = this.informers.get(key);
     if (existing) return existing as unknown as Informer<T>;
     const informer = new Informer<T>({ logger: this.log, ...opts, client: this.client });
     this.informers.set(key, informer as unknown as Informer<KubeObject>);
     if (this.started) informer.start();
     return informer;
+  }
+
+  private transformId(transform: ((obj: never) => unknown) | undefined): number {
+    if (!transform) return 0;
+    let id = this.transformIds.get(transform);
+    if (id === undefined) {
+      id = this.transformIds.size + 1;
+      this.transformIds.set(transform, id);
+    }
+    return id;
   }
 
   add(controller: Controller): void {

@@ -96,6 +96,21 @@ describe('Manager', () => {
     assert.notEqual(a, c);
   });
 
+  it('never shares a cache between callers that slim objects differently', async () => {
+    const m = await manager({ healthPort: undefined, metricsPort: undefined });
+    const t = new FakeTransport();
+    const slim = <T,>(o: T): T => o;
+    const other = <T,>(o: T): T => o;
+    const a = m.informer({ path: '/api/v1/pods', transport: t, transform: slim });
+    const b = m.informer({ path: '/api/v1/pods', transport: t, transform: slim });
+    const c = m.informer({ path: '/api/v1/pods', transport: t, transform: other });
+    const d = m.informer({ path: '/api/v1/pods', transport: t });
+    assert.equal(a, b);
+    assert.notEqual(a, c);
+    assert.notEqual(a, d);
+    assert.notEqual(c, d);
+  });
+
   it('runs controllers only in the replica that holds the lease, and fails over on stop', async () => {
     const lease = new MemoryLease();
     const reconciled: string[] = [];
