@@ -267,7 +267,11 @@ describe('keystone end to end (real API server, Job controller, simulated kubele
         const pod = await waitFor('both sidecars stopped', async () => {
           const p = await getPod(cp.client, ns, 'resume');
           return condition(p, 'podlife.dev/SidecarsStopped')?.status === 'True' && p;
-        }, { timeoutMs: 60_000 });
+        }, { timeoutMs: 60_000 }).catch(async (err: Error) => {
+          const p = await getPod(cp.client, ns, 'resume');
+          const states = p.status?.containerStatuses?.map((c) => `${c.name}:${Object.keys(c.state ?? {}).join()}`);
+          throw new Error(`${err.message}\nconditions: ${JSON.stringify(p.status?.conditions?.filter((c) => c.type.startsWith('podlife')))}\nstates: ${states?.join(' ')}\nephemeral: ${ephemeralNames(p).join()}`);
+        });
         assert.deepEqual(ephemeralNames(pod).sort(), ['podlife-stop-proxy-a', 'podlife-stop-proxy-b'], 'no stop repeated, no escalation');
         const at = (c: string) => Date.parse(String(terminated(pod, c)?.finishedAt));
         assert.ok(at('proxy-b') <= at('proxy-a'), 'sidecars stop in reverse spec order');

@@ -178,8 +178,12 @@ export class KeystoneReconciler implements Reconciler {
         return;
       }
       case 'stop': {
-        await this.writeUpdates(pod, decision.updates);
-        this.startStop(key, pod, decision, signal);
+        // The first stop goes out without waiting for this write (reaction time is one round
+        // trip less); the sequence's own progress writes are ordered after it, so the record
+        // of issued stops can never be overwritten by this older one.
+        const initial = this.writeUpdates(pod, decision.updates);
+        this.startStop(key, pod, decision, signal, initial);
+        await initial;
         return;
       }
     }
@@ -196,11 +200,11 @@ export class KeystoneReconciler implements Reconciler {
     return cached;
   }
 
-  private startStop(key: string, pod: V1Pod, decision: Decision & { action: 'stop' }, signal: AbortSignal): void {
+  private startStop(key: string, pod: V1Pod, decision: Decision & { action: 'stop' }, signal: AbortSignal, after: Promise<void>): void {
     const uid = pod.metadata?.uid ?? '';
     const done = (async () => {
       try {
-        await runDecision(pod, decision, this.context(pod, signal));
+        await runDecision(pod, decision, this.context(pod, signal, after));
       } catch (err) {
         this.log.error({ pod: key, err }, 'stop sequence failed');
       } finally {
@@ -212,7 +216,7 @@ export class KeystoneReconciler implements Reconciler {
     this.running.set(key, { uid, done });
   }
 
-  private context(pod: V1Pod, signal: AbortSignal) {
+  private context(pod: V1Pod, signal: AbortSignal, after: Promise<void> = Promise.resolve()) {
     const key = podKey(pod);
     return {
       pods: this.pods,
@@ -223,6 +227,7 @@ export class KeystoneReconciler implements Reconciler {
       waitForStopped: (container: string, untilMs: number, s?: AbortSignal) => this.waitForStopped(key, container, untilMs, s ?? signal),
       report: (r: ActionReport) => this.report(pod, r),
       progress: async (update: StatusUpdate) => {
+        await after.catch(() => undefined);
         await this.writeUpdates(this.current(key) ?? pod, [update]);
       },
     };

@@ -1,0 +1,141 @@
+// Keystone reaction latency against a real API server: from the moment a "main container
+// finished" status write is sent to the moment the controller issues the first stop action,
+// with 10k podlife pods cached and a steady stream of other pod status updates. Target
+// (DESIGN 10): p99 < 50 ms with 10k pods cached and 200 pod updates/s.
+//
+// Baseline in the same run: the raw watch delivery latency of the same writes (an informer in
+// this process seeing the write), i.e. the floor no controller can beat; the difference is the
+// controller's own cost (cache, queue, evaluatePod, dispatch).
+//
+//   pnpm exec tsx --conditions=@podlife/source bench/keystone/reaction.ts [--pods 10000] [--rate 200] [--seconds 30]
+import type { V1Pod } from '@kubernetes/client-node';
+import { ContentType, Informer, Manager, resourcePath, type KubeClient } from '@podlife/core';
+import type { PodApi } from '@podlife/keystone';
+import { keystoneController } from '@podlife/controller';
+import { startControlPlane } from '../../test/support/control-plane.js';
+
+const arg = (name: string, dflt: number): number => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const PODS = arg('pods', 10_000);
+const RATE = arg('rate', 200);
+const SECONDS = arg('seconds', 30);
+/** One update in this many finishes a pod's main container; the others are unrelated status changes. */
+const TRIGGER_EVERY = 10;
+const ns = 'reaction';
+
+const podsPath = (name?: string, sub?: string) => resourcePath({ version: 'v1', resource: 'pods', namespace: ns, name, subresource: sub });
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+
+async function createPods(client: KubeClient): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < PODS; i = next++) {
+      await client.create(podsPath(), {
+        metadata: { name: `p-${i}`, annotations: { 'role.podlife.dev/proxy': 'sidecar' } },
+        spec: { nodeName: 'bench-node', restartPolicy: 'Never', containers: [{ name: 'app', image: 'app:1' }, { name: 'proxy', image: 'proxy:1' }] },
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: 32 }, worker));
+}
+
+const running = { running: { startedAt: new Date().toISOString() } };
+const statusOf = (appFinished: boolean, tick: number) => ({
+  status: {
+    phase: 'Running',
+    conditions: [{ type: 'bench.podlife.dev/Tick', status: 'True', reason: 'Tick', message: String(tick) }],
+    containerStatuses: [
+      { name: 'app', ready: !appFinished, restartCount: 0, image: 'app:1', imageID: '', state: appFinished ? { terminated: { exitCode: 0, reason: 'Completed', finishedAt: new Date().toISOString() } } : running },
+      { name: 'proxy', ready: true, restartCount: 0, image: 'proxy:1', imageID: '', state: running },
+    ],
+  },
+});
+
+const cp = await startControlPlane({});
+try {
+  const client = cp.client;
+  await client.create('/api/v1/namespaces', { metadata: { name: ns } });
+  let t = performance.now();
+  await createPods(client);
+  console.log(`created ${PODS} pods in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+
+  const sentAt = new Map<string, number>();
+  const reaction: number[] = [];
+  const delivery: number[] = [];
+
+  // The controller, with an actuator that records when the first stop is issued (and succeeds
+  // at once: no kubelet runs here, so nothing would act on an ephemeral container anyway).
+  const issued = new Set<string>();
+  const pods: PodApi = {
+    async addEphemeralContainer(ref) {
+      const at = performance.now();
+      const sent = sentAt.get(ref.name);
+      if (sent !== undefined && !issued.has(ref.name)) {
+        issued.add(ref.name);
+        reaction.push(at - sent);
+      }
+    },
+    async deletePod() {
+      return 'deleted';
+    },
+    async patchStatus() {},
+  };
+  const manager = new Manager({ client });
+  const controller = keystoneController(manager, {
+    pods,
+    config: { defaultStrategy: 'ephemeral', ephemeralContainerImage: 'stopper:1.0', namespaces: [ns] },
+  });
+  manager.add(controller);
+
+  // Baseline: a plain informer in the same process sees the same writes.
+  const seen = new Set<string>();
+  const watcher = new Informer<V1Pod>({ client, path: podsPath(), name: 'baseline' });
+  watcher.on('update', (pod) => {
+    const name = pod.metadata?.name ?? '';
+    const sent = sentAt.get(name);
+    if (sent === undefined || seen.has(name)) return;
+    if (pod.status?.containerStatuses?.some((s) => s.name === 'app' && s.state?.terminated)) {
+      seen.add(name);
+      delivery.push(performance.now() - sent);
+    }
+  });
+  watcher.start();
+  t = performance.now();
+  await manager.start();
+  await watcher.waitForSync();
+  console.log(`controller cache synced with ${PODS} pods in ${((performance.now() - t) / 1000).toFixed(1)} s; RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`);
+
+  // The load: RATE status writes per second; every TRIGGER_EVERY-th finishes a fresh pod's app.
+  const total = RATE * SECONDS;
+  let fresh = 0;
+  const inflight: Promise<unknown>[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < total; i++) {
+    const due = t0 + (i * 1000) / RATE;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    const trigger = i % TRIGGER_EVERY === 0 && fresh < PODS / 2;
+    // Unrelated updates go to the upper half of the pods, triggers to the lower half, each once.
+    const name = trigger ? `p-${fresh++}` : `p-${PODS / 2 + Math.floor(Math.random() * (PODS / 2))}`;
+    if (trigger) sentAt.set(name, performance.now());
+    inflight.push(client.patch(podsPath(name, 'status'), statusOf(trigger, i), ContentType.StrategicMergePatch).catch((err: unknown) => console.error(`write ${name}: ${String(err)}`)));
+  }
+  await Promise.all(inflight);
+  await new Promise((r) => setTimeout(r, 2000));
+  const achieved = total / ((performance.now() - t0 - 2000) / 1000);
+
+  reaction.sort((a, b) => a - b);
+  delivery.sort((a, b) => a - b);
+  const fmt = (xs: number[]) => `p50 ${percentile(xs, 50).toFixed(1)} ms  p99 ${percentile(xs, 99).toFixed(1)} ms  max ${(xs.at(-1) ?? NaN).toFixed(1)} ms  (n=${xs.length})`;
+  console.log(`${total} status writes at ${achieved.toFixed(0)}/s (target ${RATE}/s), ${fresh} of them finishing a main container; ${PODS} pods cached`);
+  console.log(`  baseline: write sent -> watch event in this process   ${fmt(delivery)}`);
+  console.log(`  keystone: write sent -> first stop action issued       ${fmt(reaction)}`);
+  console.log(`  missed: ${fresh - reaction.length} triggers without a stop; target p99 < 50 ms: ${percentile(reaction, 99) < 50 ? 'met' : 'NOT met'}`);
+  watcher.removeAllListeners();
+  await watcher.stop();
+  await manager.stop();
+} finally {
+  await cp.stop();
+}
