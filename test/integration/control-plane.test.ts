@@ -4,7 +4,9 @@
  * nothing outlives the harness.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { KubeConfig, type V1Job, type V1Pod, type V1PodCondition } from '@kubernetes/client-node';
 import { ApiError, ContentType, KubeClient, resourcePath } from '@podlife/core';
 import { pinnedVersions } from '../../scripts/control-plane-assets.mjs';
@@ -229,6 +231,21 @@ describe('simulated kubelet', function () {
     assert.equal(done.status?.ephemeralContainerStatuses?.[0]?.state?.terminated?.exitCode, 0);
   });
 
+  it('runs a native sidecar beside the app and stops it once the app is done', async () => {
+    await cp.client.create(podsPath(ns), pod('native', {
+      ...onNode, restartPolicy: 'Never',
+      initContainers: [{ name: 'proxy', image: 'registry.example/proxy:1', restartPolicy: 'Always' }],
+      containers: [{ name: 'app', image: 'registry.example/app:1' }],
+    }, { containers: { app: { runMs: 300 } } }));
+    const done = await waitFor('the pod to succeed', async () => {
+      const p = await getPod('native');
+      return p.status?.phase === 'Succeeded' ? p : undefined;
+    });
+    assert.equal(done.status?.containerStatuses?.[0]?.state?.terminated?.exitCode, 0);
+    assert.equal(done.status?.initContainerStatuses?.[0]?.state?.terminated?.exitCode, 143);
+    assert.equal(condition(done, 'Ready')?.reason, 'PodCompleted');
+  });
+
   it('stops containers on deletion and confirms it with a zero grace period', async () => {
     const script: PodScript = { containers: { app: { signalExitDelayMs: 300 } } };
     await cp.client.create(podsPath(ns), pod('doomed', onNode, script));
@@ -261,7 +278,75 @@ describe('simulated kubelet', function () {
   });
 });
 
+describe('fault injection', function () {
+  let cp: ControlPlane;
+  let ns: string;
+  const configMaps = (): string => resourcePath({ version: 'v1', resource: 'configmaps', namespace: ns });
+
+  before(async function () {
+    this.timeout(180_000);
+    // Without the watch cache, watches are served by etcd, so compaction shows through as 410.
+    cp = await startControlPlane({ watchCache: false });
+    ns = await freshNamespace(cp, 'faults');
+  });
+  after(async () => {
+    await cp?.stop();
+  });
+
+  it('compactEtcd() makes an older resourceVersion 410 Gone', async () => {
+    const created = await cp.client.create<{ metadata: { resourceVersion: string } }>(configMaps(), { metadata: { name: 'c' }, data: { n: '0' } });
+    for (const n of ['1', '2']) await cp.client.patch(`${configMaps()}/c`, { data: { n } }, ContentType.MergePatch);
+    await cp.compactEtcd();
+    const res = await cp.client.stream({ path: configMaps(), query: { watch: 1, resourceVersion: created.metadata.resourceVersion } });
+    let text = '';
+    for await (const chunk of res) {
+      text += (chunk as Buffer).toString('utf8');
+      if (text.includes('\n')) break;
+    }
+    res.destroy();
+    const event = JSON.parse(text.slice(0, text.indexOf('\n'))) as { type: string; object: { code?: number } };
+    assert.equal(event.type, 'ERROR');
+    assert.equal(event.object.code, 410, JSON.stringify(event.object));
+  });
+
+  it('restartApiServer() brings the same server back with its data', async () => {
+    await cp.client.create(configMaps(), { metadata: { name: 'kept' } });
+    await cp.restartApiServer();
+    const kept = await cp.client.get<{ metadata: { name: string } }>(`${configMaps()}/kept`);
+    assert.equal(kept.metadata.name, 'kept');
+  });
+
+  it('pauseApiServer() makes requests hang until resumeApiServer()', async () => {
+    cp.pauseApiServer();
+    try {
+      await assert.rejects(cp.client.request({ path: '/readyz', timeoutMs: 1_000 }), /timed out/);
+    } finally {
+      cp.resumeApiServer();
+    }
+    await waitFor('the API server to answer again', () => cp.client.request({ path: '/readyz', timeoutMs: 1_000 }).then(() => true));
+  });
+});
+
 describe('harness teardown', function () {
+  it('leaves no process and no temporary folder behind when the test process is killed', async function () {
+    this.timeout(180_000);
+    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@podlife/source', fileURLToPath(new URL('../support/fixtures/start-and-hang.ts', import.meta.url))], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const started = await new Promise<{ pids: number[]; kubeconfigPath: string }>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString('utf8');
+        if (out.includes('\n')) resolve(JSON.parse(out.slice(0, out.indexOf('\n'))) as { pids: number[]; kubeconfigPath: string });
+      });
+      child.on('exit', (code) => reject(new Error(`the child exited (${code}) before starting its control plane`)));
+    });
+    assert.equal(started.pids.length, 2);
+    child.kill('SIGKILL'); // no exit handler runs: only the reaper can clean up
+    await waitFor('every process to be gone', async () => started.pids.every((pid) => !isAlive(pid)), { timeoutMs: 10_000 });
+    await waitFor('the temporary folder to be removed', async () => !existsSync(started.kubeconfigPath), { timeoutMs: 5_000 });
+  });
+
   it('leaves no process and no temporary folder behind after stop()', async function () {
     this.timeout(180_000);
     const cp = await startControlPlane({ controllerManager: true });

@@ -45,6 +45,12 @@ export interface ControlPlane {
   restartApiServer(): Promise<void>;
   pauseApiServer(): void;
   resumeApiServer(): void;
+  /**
+   * Compacts etcd at its current revision: a watch or exact read from any older resourceVersion
+   * gets 410 Gone (served by etcd, so with the watch cache off; the cache keeps its own window).
+   * One edge is etcd's, not ours: a watch from exactly the revision before the newest one starts
+   * at the newest, whose previous value is gone, and the API server answers 500 instead.
+   */
   compactEtcd(): Promise<void>;
   stop(): Promise<void>;
 }

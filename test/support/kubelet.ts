@@ -442,6 +442,7 @@ export class SimulatedKubelet {
     this.log(`running ${run.namespace}/${run.name} on ${node}`);
     this.snapshot(run);
     this.after(run, undefined, run.script.sandboxDelayMs ?? 0, () => {
+      if (run.finished) return; // deleted before its sandbox was ready
       run.sandboxReady = true;
       run.podIP = `10.244.${(this.nodes.get(node)?.index ?? 0) % 250}.${(this.ipCounter++ % 250) + 2}`;
       this.advance(run);

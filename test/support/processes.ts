@@ -79,11 +79,11 @@ function installHooks(): void {
   }
   registryDir = mkdtempSync(join(tmpdir(), 'podlife-reaper-'));
   writeRegistry();
-  // The reaper polls this process; when it is gone it kills the listed groups and removes the
+  // The reaper polls this process (dash and bash both take `kill -SIG -PGID`; dash rejects `--`); when it is gone it kills the listed groups and removes the
   // listed folders. Paths come from mkdtemp (no spaces), so word splitting is safe.
   const script = [
     `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done`,
-    `for g in $(cat "$0/groups" 2>/dev/null); do kill -CONT -- "-$g" 2>/dev/null; kill -KILL -- "-$g" 2>/dev/null; done`,
+    `for g in $(cat "$0/groups" 2>/dev/null); do kill -CONT "-$g" 2>/dev/null; kill -KILL "-$g" 2>/dev/null; done`,
     `for d in $(cat "$0/dirs" 2>/dev/null); do rm -rf "$d"; done`,
     `rm -rf "$0"`,
   ].join('\n');
