@@ -93,6 +93,17 @@ function missingIn(dir, names) {
   return names.filter((n) => !existsSync(join(dir, n)));
 }
 
+/** The digest a complete cache folder was built from, or undefined when it is missing or incomplete. */
+function cachedDigest(dir) {
+  const stampPath = join(dir, 'stamp.json');
+  if (missingIn(dir, BINARIES).length > 0 || !existsSync(stampPath)) return undefined;
+  try {
+    return String(JSON.parse(readFileSync(stampPath, 'utf8')).digest);
+  } catch {
+    return undefined;
+  }
+}
+
 function goVersion() {
   const r = spawnSync('go', ['env', 'GOVERSION'], { encoding: 'utf8' });
   if (r.error || r.status !== 0) return undefined;
@@ -133,18 +144,17 @@ export async function ensureControlPlaneAssets(opts = {}) {
   const digest = inputsDigest(versions);
   const dir = join(cacheRoot(), `${versions.kubernetes}-etcd-${versions.etcd}`);
   const stampPath = join(dir, 'stamp.json');
-  if (missingIn(dir, BINARIES).length === 0 && existsSync(stampPath)) {
+  const cached = cachedDigest(dir);
+  if (cached === digest) {
     const stamp = JSON.parse(readFileSync(stampPath, 'utf8'));
-    if (stamp.digest === digest) {
-      log(`reusing kubernetes ${versions.kubernetes} and etcd ${versions.etcd} from ${dir} (built in ${stamp.buildSeconds}s on ${stamp.builtAt})`);
-      return { dir, source: 'cache', versions };
-    }
-    log(`cached binaries in ${dir} were built from other inputs; rebuilding`);
+    log(`reusing kubernetes ${versions.kubernetes} and etcd ${versions.etcd} from ${dir} (built in ${stamp.buildSeconds}s on ${stamp.builtAt})`);
+    return { dir, source: 'cache', versions };
   }
+  if (cached !== undefined) log(`cached binaries in ${dir} were built from other inputs; rebuilding`);
 
   const go = goVersion();
   if (!go) {
-    throw new Error('Go is needed to build kube-apiserver, kube-controller-manager and etcd (Go >= 1.25 on PATH), ' +
+    throw new Error('Go is needed to build kube-apiserver, kube-controller-manager and etcd (`go` on PATH; the modules ask for Go 1.26, which an older go fetches by itself unless GOTOOLCHAIN=local), ' +
       'or set KUBEBUILDER_ASSETS to a folder that already holds etcd and kube-apiserver');
   }
   const started = Date.now();
@@ -162,8 +172,13 @@ export async function ensureControlPlaneAssets(opts = {}) {
     const buildSeconds = seconds(Date.now() - started);
     writeFileSync(join(partial, 'stamp.json'),
       `${JSON.stringify({ versions, digest, go, buildSeconds, builtAt: new Date().toISOString() }, null, 2)}\n`);
-    rmSync(dir, { recursive: true, force: true });
-    renameSync(partial, dir);
+    if (cachedDigest(dir) === digest) {
+      // Another run finished the same build meanwhile: keep its folder, which may be in use.
+      rmSync(partial, { recursive: true, force: true });
+    } else {
+      rmSync(dir, { recursive: true, force: true });
+      renameSync(partial, dir);
+    }
     log(`built into ${dir} in ${buildSeconds}s`);
     return { dir, source: 'built', versions };
   } catch (err) {
