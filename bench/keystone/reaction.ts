@@ -8,6 +8,7 @@
 // controller's own cost (cache, queue, evaluatePod, dispatch).
 //
 //   pnpm exec tsx --conditions=@podlife/source bench/keystone/reaction.ts [--pods 10000] [--rate 200] [--seconds 30]
+import os from 'node:os';
 import type { V1Pod } from '@kubernetes/client-node';
 import { ContentType, Informer, Manager, resourcePath, type KubeClient } from '@podlife/core';
 import type { PodApi } from '@podlife/keystone';
@@ -123,16 +124,18 @@ try {
     inflight.push(client.patch(podsPath(name, 'status'), statusOf(trigger, i), ContentType.StrategicMergePatch).catch((err: unknown) => console.error(`write ${name}: ${String(err)}`)));
   }
   await Promise.all(inflight);
-  await new Promise((r) => setTimeout(r, 2000));
-  const achieved = total / ((performance.now() - t0 - 2000) / 1000);
+  const achieved = total / ((performance.now() - t0) / 1000);
+  // Let every trigger be delivered and acted on (bounded), so slow ones count instead of vanishing.
+  const drainUntil = performance.now() + 60_000;
+  while ((reaction.length < fresh || delivery.length < fresh) && performance.now() < drainUntil) await new Promise((r) => setTimeout(r, 100));
 
   reaction.sort((a, b) => a - b);
   delivery.sort((a, b) => a - b);
   const fmt = (xs: number[]) => `p50 ${percentile(xs, 50).toFixed(1)} ms  p99 ${percentile(xs, 99).toFixed(1)} ms  max ${(xs.at(-1) ?? NaN).toFixed(1)} ms  (n=${xs.length})`;
-  console.log(`${total} status writes at ${achieved.toFixed(0)}/s (target ${RATE}/s), ${fresh} of them finishing a main container; ${PODS} pods cached`);
+  console.log(`${total} status writes at ${achieved.toFixed(0)}/s (target ${RATE}/s), ${fresh} of them finishing a main container; ${PODS} pods cached; load average ${os.loadavg()[0]?.toFixed(1)} on ${os.cpus().length} CPUs`);
   console.log(`  baseline: write sent -> watch event in this process   ${fmt(delivery)}`);
   console.log(`  keystone: write sent -> first stop action issued       ${fmt(reaction)}`);
-  console.log(`  missed: ${fresh - reaction.length} triggers without a stop; target p99 < 50 ms: ${percentile(reaction, 99) < 50 ? 'met' : 'NOT met'}`);
+  console.log(`  missed: ${fresh - reaction.length} triggers without a stop within 60 s; target p99 < 50 ms: ${percentile(reaction, 99) < 50 ? 'met' : 'NOT met'}`);
   watcher.removeAllListeners();
   await watcher.stop();
   await manager.stop();

@@ -4,6 +4,7 @@
 //
 //   pnpm exec tsx --conditions=@podlife/source bench/webhook/run.ts [--rate 500] [--seconds 10]
 import { spawn } from 'node:child_process';
+import os from 'node:os';
 import https from 'node:https';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -131,7 +132,7 @@ if (process.argv.includes('--serve')) {
   const first = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString())));
   const { port, ca } = JSON.parse(first) as { port: number; ca: string };
   try {
-    console.log(`webhook over TLS on loopback (server in its own process), ${RATE} requests/s for ${SECONDS} s each, review ${review.length} bytes`);
+    console.log(`webhook over TLS on loopback (server in its own process), ${RATE} requests/s for ${SECONDS} s each, review ${review.length} bytes; load average ${os.loadavg()[0]?.toFixed(1)} on ${os.cpus().length} CPUs`);
     const fmt = (r: Awaited<ReturnType<typeof load>>) =>
       `p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  max ${r.max.toFixed(2)} ms  (${r.n} ok, ${r.errors} errors)`;
     const baseline = await load(port, ca, '/empty');

@@ -81,9 +81,8 @@ export class ControllerApp {
           }
         : {}),
     });
-    // Informers are shared per path and the first caller's transform wins: keystone's pod
-    // transform keeps what network-conditions reads too, and node-readiness's node transform
-    // keeps the kubelet version the webhook reads, so they register first.
+    // The Manager shares an informer only between callers with the same transform, so each
+    // controller gets the fields it asked for (keystone's pod cache is the slim one).
     if (flags.controllers.includes('keystone')) {
       this.keystone = keystoneController(this.manager, {
         config: { ...config, namespaces },
