@@ -1,5 +1,10 @@
 // The controller under measurement, in its own process so its RSS is its own.
 // argv: <kubeconfig> <podlife|naive> <label selector>. Prints a JSON stats line every 250 ms.
+// With BENCH_TRACE=<file>, records per node when the releasing watch event arrived, when the
+// node's key was next handed to a worker, and when its PATCH was sent and answered, and writes
+// them (wall-clock ms) to that file on SIGTERM, so the bench can split the latency into stages.
+import { writeFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { V1Node } from '@kubernetes/client-node';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Informer, KubeClient, Manager, resourcePath } from '@podlife/core';
@@ -7,41 +12,73 @@ import type { RequestOptions } from '@podlife/core';
 import { CompletedAnnotation, nodeReadinessController } from '@podlife/node-readiness';
 
 const [kubeconfig, mode, selector] = process.argv.slice(2);
+const KEY = 'readiness.k8s.io/BenchReady';
 const kc = new KubeConfig();
 kc.loadFromFile(kubeconfig ?? '');
-const client = await KubeClient.fromKubeConfig(kc, { maxSockets: 32 });
+const client = await KubeClient.fromKubeConfig(kc);
+
+/** Per node: [event arrived, dequeued, patch sent, patch answered], wall-clock ms. */
+const trace = new Map<string, [number, number, number, number]>();
+const wall = (): number => performance.timeOrigin + performance.now();
+const nodePrefix = '/api/v1/nodes/';
 
 // Count every non-watch request the controller makes.
 const requests: Record<string, number> = {};
 const request = client.request.bind(client);
-client.request = (<T>(opts: RequestOptions): Promise<T> => {
+client.request = (async <T>(opts: RequestOptions): Promise<T> => {
   requests[opts.method ?? 'GET'] = (requests[opts.method ?? 'GET'] ?? 0) + 1;
-  return request<T>(opts);
+  const t = (opts.method === 'PATCH' || opts.method === 'PUT') && opts.path.startsWith(nodePrefix) ? trace.get(opts.path.slice(nodePrefix.length)) : undefined;
+  if (t && t[2] === 0) t[2] = wall();
+  try {
+    return await request<T>(opts);
+  } finally {
+    if (t && t[3] === 0) t[3] = wall();
+  }
 }) as typeof client.request;
 
+const loop = monitorEventLoopDelay({ resolution: 10 });
+loop.enable();
 const stats = (): void => {
-  process.stdout.write(`${JSON.stringify({ rss: process.memoryUsage().rss, requests })}\n`);
+  process.stdout.write(`${JSON.stringify({ rss: process.memoryUsage().rss, requests, loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6 })}\n`);
 };
 setInterval(stats, 250).unref();
 
+const released = (n: V1Node): boolean =>
+  (n.status?.conditions ?? []).some((c) => c.type === 'BenchReady' && c.status === 'True') && (n.spec?.taints ?? []).some((t) => t.key === KEY);
+const traceArrival = (n: V1Node): void => {
+  const name = n.metadata?.name ?? '';
+  if (released(n) && !trace.has(name)) trace.set(name, [wall(), 0, 0, 0]);
+};
+
 if (mode === 'podlife') {
   const manager = new Manager({ client });
-  nodeReadinessController(manager, { statusResyncMs: 5_000 });
+  const { nodes } = nodeReadinessController(manager, { statusResyncMs: 5_000 });
+  // The same (shared) informer the controller watches; listeners run in the same emit.
+  manager.informer<V1Node>({ path: '/api/v1/nodes', name: 'nodes' }).on('update', traceArrival);
+  const queue = nodes.queue;
+  const get = queue.get.bind(queue);
+  queue.get = async () => {
+    const key = await get();
+    const t = key === undefined ? undefined : trace.get(key);
+    if (t && t[1] === 0) t[1] = wall();
+    return key;
+  };
   await manager.start();
 } else {
   // The naive baseline: on every event for a node that can be released, GET it and PUT it back.
   const informer = new Informer<V1Node>({ client, path: '/api/v1/nodes', labelSelector: selector ?? '' });
-  const key = 'readiness.k8s.io/BenchReady';
   const busy = new Set<string>();
   const handle = async (n: V1Node): Promise<void> => {
+    traceArrival(n);
     const name = n.metadata?.name ?? '';
-    const ready = n.status?.conditions?.some((c) => c.type === 'BenchReady' && c.status === 'True');
-    if (!ready || !(n.spec?.taints ?? []).some((t) => t.key === key) || busy.has(name)) return;
+    if (!released(n) || busy.has(name)) return;
     busy.add(name);
+    const t = trace.get(name);
+    if (t && t[1] === 0) t[1] = wall();
     try {
       const path = resourcePath({ version: 'v1', resource: 'nodes', name });
       const fresh = await client.get<V1Node>(path);
-      fresh.spec = { ...fresh.spec, taints: (fresh.spec?.taints ?? []).filter((t) => t.key !== key) };
+      fresh.spec = { ...fresh.spec, taints: (fresh.spec?.taints ?? []).filter((t) => t.key !== KEY) };
       fresh.metadata = { ...fresh.metadata, annotations: { ...fresh.metadata?.annotations, [CompletedAnnotation]: '{}' } };
       await client.replace(path, fresh);
     } catch {
@@ -55,4 +92,12 @@ if (mode === 'podlife') {
   informer.start();
   await informer.waitForSync();
 }
+
+process.on('SIGTERM', () => {
+  stats();
+  const file = process.env.BENCH_TRACE;
+  if (file) writeFileSync(file, JSON.stringify(Object.fromEntries(trace)));
+  // exit() (not the default signal death) so --cpu-prof gets to write its profile.
+  process.exit(0);
+});
 process.stdout.write(`${JSON.stringify({ ready: true })}\n`);

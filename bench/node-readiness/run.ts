@@ -1,13 +1,18 @@
 // Node readiness at scale: condition True -> taint removed, against a real API server.
 //
-//   pnpm exec tsx --conditions=@podlife/source bench/node-readiness/run.ts [--nodes 5000] [--rate 250]
+//   pnpm exec tsx --conditions=@podlife/source bench/node-readiness/run.ts [--nodes 5000] [--rate 250] [--cpu-prof <dir>]
 //
 // Registers N simulated nodes carrying readiness.k8s.io/BenchReady, starts the controller in its
 // own process, then turns BenchReady True on every node at --rate per second and watches for each
 // taint to disappear. Reports p50/p99 latency, API requests per node and controller RSS, next to
 // two baselines measured in the same run: the raw PATCH round trip (the floor) and a naive
-// GET-then-PUT reconciler on a fresh set of nodes.
+// GET-then-PUT reconciler on a fresh set of nodes. Each latency is split into stages (watch event
+// reaching the controller, queue wait, reconcile, PATCH round trip, watch event reaching the bench),
+// for the median node and for the slowest 1%, so a regression says where it is.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { V1Node } from '@kubernetes/client-node';
 import { ContentType, Informer, resourcePath } from '@podlife/core';
@@ -22,12 +27,29 @@ const arg = (name: string, dflt: number): number => {
 };
 const N = arg('nodes', 5000);
 const RATE = arg('rate', 250);
+const cpuProfIndex = process.argv.indexOf('--cpu-prof');
+const CPU_PROF = cpuProfIndex >= 0 ? process.argv[cpuProfIndex + 1] : undefined;
+const traceDir = mkdtempSync(join(tmpdir(), 'node-readiness-bench-'));
+const wall = (): number => performance.timeOrigin + performance.now();
 const KEY = 'readiness.k8s.io/BenchReady';
 const nodesPath = resourcePath({ version: 'v1', resource: 'nodes' });
 
 interface Stats {
   rss: number;
   requests: Record<string, number>;
+  loopP99Ms?: number;
+  loopMaxMs?: number;
+}
+
+/** Per node, wall-clock ms: flip sent, flip answered, taint gone seen by the bench. */
+type BenchTimes = [number, number, number];
+/** Per node, wall-clock ms, from the controller: event arrived, dequeued, patch sent, patch answered. */
+type ControllerTimes = [number, number, number, number];
+
+interface Measurement {
+  latencies: number[];
+  patchMs: number[];
+  times: Map<string, BenchTimes>;
 }
 
 const pct = (xs: number[], p: number): number => {
@@ -56,20 +78,41 @@ async function registerNodes(client: KubeClient, prefix: string, pool_: string):
   return names;
 }
 
-function startController(kubeconfig: string, mode: string, selector: string): Promise<{ last: () => Stats; stop: () => void }> {
+interface RunningController {
+  last: () => Stats;
+  /** Stops the controller and returns its per-node trace. */
+  stop: () => Promise<Map<string, ControllerTimes>>;
+}
+
+function startController(kubeconfig: string, mode: string, selector: string): Promise<RunningController> {
   const script = fileURLToPath(new URL('./controller.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@podlife/source', script, kubeconfig, mode, selector], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const traceFile = join(traceDir, `${mode}.json`);
+  const prof = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=${mode}.cpuprofile`] : [];
+  const child = spawn(process.execPath, [...prof, '--import', 'tsx', '--conditions=@podlife/source', script, kubeconfig, mode, selector], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, BENCH_TRACE: traceFile },
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async (): Promise<Map<string, ControllerTimes>> => {
+    child.kill('SIGTERM');
+    await exited;
+    try {
+      return new Map(Object.entries(JSON.parse(readFileSync(traceFile, 'utf8')) as Record<string, ControllerTimes>));
+    } catch {
+      return new Map();
+    }
+  };
   let last: Stats = { rss: 0, requests: {} };
   let buf = '';
   return new Promise((resolve, reject) => {
-    child.on('exit', (code) => reject(new Error(`controller exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`controller exited with ${code}`)));
     child.stdout.on('data', (d: Buffer) => {
       buf += d.toString();
       let nl: number;
       while ((nl = buf.indexOf('\n')) >= 0) {
         const line = JSON.parse(buf.slice(0, nl)) as Stats & { ready?: boolean };
         buf = buf.slice(nl + 1);
-        if (line.ready) resolve({ last: () => last, stop: () => child.kill('SIGTERM') });
+        if (line.ready) resolve({ last: () => last, stop });
         else last = line;
       }
     });
@@ -77,42 +120,75 @@ function startController(kubeconfig: string, mode: string, selector: string): Pr
 }
 
 /** Flips BenchReady True at RATE/s and times each taint's disappearance through a watch. */
-async function measure(client: KubeClient, names: string[], selector: string): Promise<{ latencies: number[]; patchMs: number[] }> {
+async function measure(client: KubeClient, names: string[], selector: string): Promise<Measurement> {
   const flippedAt = new Map<string, number>();
   const latencies: number[] = [];
   const patchMs: number[] = [];
+  const times = new Map<string, BenchTimes>();
   const watcher = new Informer<V1Node>({ client, path: nodesPath, labelSelector: selector });
   watcher.on('update', (n) => {
     const name = n.metadata?.name ?? '';
     const t = flippedAt.get(name);
     if (t !== undefined && !(n.spec?.taints ?? []).some((x) => x.key === KEY)) {
-      latencies.push(performance.now() - t);
+      const seen = wall();
+      latencies.push(seen - t);
       flippedAt.delete(name);
+      const bt = times.get(name);
+      if (bt) bt[2] = seen;
     }
   });
   watcher.start();
   await watcher.waitForSync();
-  const start = performance.now();
+  const start = wall();
+  const index = new Map(names.map((n, i) => [n, i]));
   await pool(names, 64, async (name) => {
-    const i = names.indexOf(name);
+    const i = index.get(name) ?? 0;
     const due = start + (i * 1000) / RATE;
-    const wait = due - performance.now();
+    const wait = due - wall();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    const t = performance.now();
+    const t = wall();
     flippedAt.set(name, t);
+    const bt: BenchTimes = [t, 0, 0];
+    times.set(name, bt);
     await client.patch(`${nodesPath}/${name}/status`, condition('True'), ContentType.StrategicMergePatch);
-    patchMs.push(performance.now() - t);
+    bt[1] = wall();
+    patchMs.push(bt[1] - t);
   });
   await waitFor(`all ${names.length} taints removed`, async () => latencies.length >= names.length, { timeoutMs: 120_000, intervalMs: 200 }).catch((e: Error) => console.error(e.message));
   await watcher.stop();
-  return { latencies, patchMs };
+  return { latencies, patchMs, times };
 }
 
-function report(label: string, r: { latencies: number[]; patchMs: number[] }, s: Stats): void {
+/**
+ * Where the time went: each stage's median over all nodes, and its mean over the slowest 1%.
+ * Stages: flip -> the controller sees it (API write + watch), queue wait, reconcile, PATCH round
+ * trip, and the removal reaching the bench's own watch.
+ */
+function stages(label: string, bench: Map<string, BenchTimes>, ctl: Map<string, ControllerTimes>): void {
+  const rows: { total: number; parts: number[] }[] = [];
+  for (const [name, [flip, , seen]] of bench) {
+    const c = ctl.get(name);
+    if (!c || seen === 0 || c.some((x) => x === 0)) continue;
+    const [arrived, dequeued, sent, answered] = c;
+    rows.push({ total: seen - flip, parts: [arrived - flip, dequeued - arrived, sent - dequeued, answered - sent, seen - answered] });
+  }
+  if (rows.length === 0) return;
+  rows.sort((a, b) => a.total - b.total);
+  const tail = rows.slice(Math.floor(rows.length * 0.99));
+  const names = ['flip->event', 'queue wait', 'reconcile', 'PATCH rtt', 'patch->seen'];
+  const fmt = (xs: number[]): string => names.map((n, i) => `${n} ${(xs[i] ?? 0).toFixed(0)}`).join(' | ');
+  const median = names.map((_, i) => pct(rows.map((r) => r.parts[i] ?? 0), 50));
+  const tailMean = names.map((_, i) => tail.reduce((a, r) => a + (r.parts[i] ?? 0), 0) / tail.length);
+  console.log(`  ${label} stages (ms), median:      ${fmt(median)}`);
+  console.log(`  ${label} stages (ms), slowest 1%:  ${fmt(tailMean)}  (${tail.length} nodes, traced ${rows.length})`);
+}
+
+function report(label: string, r: { latencies: number[] }, s: Stats): void {
   const total = Object.values(s.requests).reduce((a, b) => a + b, 0);
   console.log(
     `${label.padEnd(28)} released ${String(r.latencies.length).padStart(5)}/${N}  p50 ${pct(r.latencies, 50).toFixed(1).padStart(7)} ms  p99 ${pct(r.latencies, 99).toFixed(1).padStart(7)} ms  ` +
-      `requests/node ${(total / N).toFixed(2)} ${JSON.stringify(s.requests)}  controller RSS ${(s.rss / 2 ** 20).toFixed(0)} MiB`,
+      `requests/node ${(total / N).toFixed(2)} ${JSON.stringify(s.requests)}  controller RSS ${(s.rss / 2 ** 20).toFixed(0)} MiB` +
+      (s.loopMaxMs !== undefined ? `  event loop delay p99 ${s.loopP99Ms?.toFixed(0)} / max ${s.loopMaxMs.toFixed(0)} ms` : ''),
   );
 }
 
@@ -136,19 +212,22 @@ try {
   const pl = await measure(client, podlifeNodes, 'pool=podlife');
   await new Promise((r) => setTimeout(r, 500));
   const plStats = podlife.last();
-  podlife.stop();
+  const plTrace = await podlife.stop();
   console.log(`adoption: ${JSON.stringify(adoptRequests)} requests before the measurement (ownership record, once per node)`);
   report('podlife (total)', pl, plStats);
-  report('floor: raw status PATCH', { latencies: pl.patchMs, patchMs: [] }, { rss: 0, requests: {} });
+  stages('podlife', pl.times, plTrace);
+  report('floor: raw status PATCH', { latencies: pl.patchMs }, { rss: 0, requests: {} });
 
   const naiveNodes = await registerNodes(client, 'nv', 'naive');
   const naive = await startController(cp.kubeconfigPath, 'naive', 'pool=naive');
   const nv = await measure(client, naiveNodes, 'pool=naive');
   await new Promise((r) => setTimeout(r, 500));
   const nvStats = naive.last();
-  naive.stop();
+  const nvTrace = await naive.stop();
   report('baseline: naive GET+PUT', nv, nvStats);
+  stages('naive', nv.times, nvTrace);
   console.log(`target (DESIGN.md 10): p99 < 1000 ms; the KEP's SLO is 10 s`);
 } finally {
   await cp.stop();
+  rmSync(traceDir, { recursive: true, force: true });
 }

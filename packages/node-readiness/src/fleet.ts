@@ -4,7 +4,9 @@
  *
  * Guarantees: the rule set is recomputed only when a rule's resourceVersion changes; counts are at
  * most `maxAgeMs` old when asked for; the circuit breaker counts afresh before every addition it
- * allows (additions are rare and rate limited, so the scan is paid rarely).
+ * allows (additions are rare and rate limited, so the scan is paid rarely); the periodic count
+ * for rule status (`countInSlices`) never holds the event loop for more than one slice of nodes,
+ * and callers asking while one runs share it.
  */
 import type { V1Node } from '@kubernetes/client-node';
 import type { KubeObject } from '@podlife/core';
@@ -14,7 +16,7 @@ import type { BreakerVerdict } from './guardrails.js';
 import type { NodeReadinessRule, ResolvedRule } from './rule.js';
 import { resolveRules } from './ruleset.js';
 import type { RuleSet } from './ruleset.js';
-import { summarizeRules } from './summary.js';
+import { SummaryCounter, summarizeRules } from './summary.js';
 import type { RuleSummary } from './summary.js';
 
 /** A read-only view of an informer's cache. core's Informer (`informer.store` + `hasSynced`) fits. */
@@ -34,6 +36,7 @@ export class Fleet {
   private cachedSet: RuleSet | undefined;
   private summaryAt = -Infinity;
   private cachedSummaries = new Map<string, RuleSummary>();
+  private counting: Promise<Map<string, RuleSummary>> | undefined;
   private readonly buckets = new Map<string, TokenBucket>();
   private readonly openSince = new Map<string, { at: number; verdict: BreakerVerdict }>();
 
@@ -68,13 +71,45 @@ export class Fleet {
   }
 
   /**
-   * The breaker verdict from fresh counts. An open verdict is trusted for `openHoldMs`, so a
-   * fleet-wide failure (thousands of refused additions) does not rescan the fleet per node.
+   * Counts at most `maxAgeMs` old, counted `sliceSize` nodes per turn of the event loop: a
+   * fleet-wide count at 5,000 nodes takes a few hundred milliseconds of CPU, which in one piece
+   * would stall every watch event and node reconcile behind it.
    */
-  breaker(rule: ResolvedRule, openHoldMs = 1000): BreakerVerdict {
+  async countInSlices(maxAgeMs: number, sliceSize = 250): Promise<Map<string, RuleSummary>> {
+    if (this.now() - this.summaryAt <= maxAgeMs) return this.cachedSummaries;
+    if (!this.counting) {
+      const counting = this.count(sliceSize);
+      this.counting = counting;
+      // Cleared only after assignment: a count with nothing to slice settles before it returns.
+      void counting.finally(() => {
+        if (this.counting === counting) this.counting = undefined;
+      }).catch(() => undefined);
+    }
+    return this.counting;
+  }
+
+  private async count(sliceSize: number): Promise<Map<string, RuleSummary>> {
+    const now = this.now();
+    const counter = new SummaryCounter(this.ruleSet(), now, this.evaluateOptions);
+    const nodes = this.nodes.list();
+    for (let i = 0; i < nodes.length; i += sliceSize) {
+      if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+      for (let j = i; j < Math.min(i + sliceSize, nodes.length); j++) counter.add(nodes[j] as V1Node);
+    }
+    this.cachedSummaries = counter.counts;
+    this.summaryAt = now;
+    return counter.counts;
+  }
+
+  /**
+   * The breaker verdict from fresh counts (or from `counts` just taken by the caller). An open
+   * verdict is trusted for `openHoldMs`, so a fleet-wide failure (thousands of refused
+   * additions) does not rescan the fleet per node.
+   */
+  breaker(rule: ResolvedRule, openHoldMs = 1000, counts?: Map<string, RuleSummary>): BreakerVerdict {
     const held = this.openSince.get(rule.name);
     if (held && this.now() - held.at < openHoldMs) return held.verdict;
-    const verdict = circuitBreaker(rule, this.summaries(0).get(rule.name));
+    const verdict = circuitBreaker(rule, (counts ?? this.summaries(0)).get(rule.name));
     if (verdict.open) this.openSince.set(rule.name, { at: this.now(), verdict });
     else this.openSince.delete(rule.name);
     return verdict;

@@ -8,6 +8,9 @@
  *   half-filled cache would make its taints look orphaned);
  * - at most one write per reconcile; a conflict (the node moved on) is not an error — the newer
  *   version arrives through the watch and is decided afresh;
+ * - never writes from a cached node it has already written from: until the watch delivers the
+ *   version its own write produced, the node is left alone (that event wakes it again), so a
+ *   reconcile woken early does not spend a round trip on a patch certain to fail its lock;
  * - every failed write posts a Warning Event on the node and counts in the failures metric.
  */
 import type { V1Node } from '@kubernetes/client-node';
@@ -58,6 +61,8 @@ const staleRetryMs = 1_000;
 
 export class NodeReconciler {
   private readonly now: () => number;
+  /** Node -> the resourceVersion our last successful write was locked on, until the cache moves past it. */
+  private readonly writtenFrom = new Map<string, string>();
 
   constructor(private readonly opts: NodeReconcilerOptions) {
     this.now = opts.now ?? Date.now;
@@ -67,7 +72,15 @@ export class NodeReconciler {
     const { fleet, metrics } = this.opts;
     if (!fleet.synced()) return { requeueAfterMs: notSyncedRetryMs };
     const node = fleet.nodes.get(name);
-    if (!node) return {};
+    if (!node) {
+      this.writtenFrom.delete(name);
+      return {};
+    }
+    const rv = node.metadata?.resourceVersion ?? '';
+    if (this.writtenFrom.has(name)) {
+      if (this.writtenFrom.get(name) === rv) return {};
+      this.writtenFrom.delete(name);
+    }
     const now = this.now();
     const set = fleet.ruleSet();
     const decision = evaluateNode(node, set, now, fleet.evaluateOptions);
@@ -112,6 +125,7 @@ export class NodeReconciler {
         this.writeFailed(node, changes, err);
         throw err;
       }
+      if (rv) this.writtenFrom.set(name, rv);
       this.written(node, changes);
     }
     if (retryAt === undefined) return {};

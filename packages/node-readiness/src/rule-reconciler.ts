@@ -38,6 +38,7 @@ export interface RuleReconcilerOptions {
 export const AcceptedCondition = 'Accepted';
 export const CircuitBreakerCondition = 'CircuitBreakerOpen';
 const gaugeStates = ['satisfied', 'failing', 'unknown', 'missing', 'completed'] as const;
+const statusCountMaxAgeMs = 1_000;
 
 export function rulePath(name?: string, subresource?: string): string {
   return resourcePath({ group: RuleGroup, version: RuleVersion, resource: RuleResource, ...(name ? { name } : {}), ...(subresource ? { subresource } : {}) });
@@ -120,10 +121,12 @@ export class RuleReconciler {
     const name = rule.metadata?.name ?? '';
     const now = this.now();
     const set = fleet.ruleSet();
-    const summary = fleet.summaries(0).get(name) ?? emptySummary();
+    // One count serves every rule reconciled within statusCountMaxAgeMs, and the breaker verdict too.
+    const counts = await fleet.countInSlices(statusCountMaxAgeMs);
+    const summary = counts.get(name) ?? emptySummary();
     const resolved = set.active.find((r) => r.name === name);
     const rejection = set.rejected.get(name);
-    const breaker = resolved ? fleet.breaker(resolved, 0) : undefined; // always fresh for status
+    const breaker = resolved ? fleet.breaker(resolved, 0, counts) : undefined;
 
     let conditions: ConditionLike[] = rule.status?.conditions ?? [];
     const accepted = setCondition(

@@ -42,28 +42,43 @@ export function summarizeRules(
   nowMs: number,
   options: EvaluateOptions = {},
 ): Map<string, RuleSummary> {
-  const out = new Map<string, RuleSummary>();
-  for (const r of set.active) out.set(r.name, emptySummary());
-  const at = (name: string): RuleSummary => {
-    let s = out.get(name);
-    if (!s) out.set(name, (s = emptySummary()));
-    return s;
-  };
-  for (const node of nodes) {
-    const d = evaluateNode(node, set, nowMs, options);
+  const counter = new SummaryCounter(set, nowMs, options);
+  for (const node of nodes) counter.add(node);
+  return counter.counts;
+}
+
+/** Counts one node at a time, so a caller can spread a fleet-wide count over several turns. */
+export class SummaryCounter {
+  readonly counts = new Map<string, RuleSummary>();
+
+  constructor(
+    private readonly set: RuleSet,
+    private readonly nowMs: number,
+    private readonly options: EvaluateOptions = {},
+  ) {
+    for (const r of set.active) this.counts.set(r.name, emptySummary());
+  }
+
+  add(node: V1Node): void {
+    const d = evaluateNode(node, this.set, this.nowMs, this.options);
     for (const g of d.gates) {
       if (!g.selected) continue;
-      const s = at(g.source === 'zero-config' ? ZeroConfigSource : g.gate);
+      const s = this.at(g.source === 'zero-config' ? ZeroConfigSource : g.gate);
       s.matched++;
       if (g.state !== 'not-selected') s.states[g.state]++;
       if (g.tainted && g.state !== 'completed' && g.state !== 'foreign') s.tainted++;
       if ((g.tainted && !g.satisfied) || (!g.tainted && g.mode === 'continuous' && g.failing)) s.wouldBeTainted++;
     }
     for (const c of d.dryRun) {
-      const s = at(c.gate);
+      const s = this.at(c.gate);
       if (c.op === 'add') s.wouldTaint++;
       if (c.op === 'remove') s.wouldUntaint++;
     }
   }
-  return out;
+
+  private at(name: string): RuleSummary {
+    let s = this.counts.get(name);
+    if (!s) this.counts.set(name, (s = emptySummary()));
+    return s;
+  }
 }

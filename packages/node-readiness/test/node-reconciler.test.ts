@@ -48,6 +48,20 @@ describe('NodeReconciler', () => {
     assert.deepEqual(r.events.list, []);
   });
 
+  it('does not write again from the cached version it already wrote from; decides afresh once the cache moves on', async () => {
+    const r = rig([gpuNode().taint(GPU).condition('GPUReady', 'True').rv('7').build()], [rule().build()], T0);
+    const rec = reconciler(r);
+    await rec.reconcile('node-1');
+    assert.equal(r.patch.callCount, 1);
+    // Woken again before the watch delivered our write: the lock would fail, so nothing is sent.
+    assert.deepEqual(await rec.reconcile('node-1'), {});
+    assert.equal(r.patch.callCount, 1);
+    // Someone put the taint back on a newer version: that one is decided like any other.
+    r.nodes.store.set(gpuNode().taint(GPU).condition('GPUReady', 'True').rv('9').build());
+    await rec.reconcile('node-1');
+    assert.equal(r.patch.callCount, 2);
+  });
+
   it('a real validation error (422 naming fields) is a failed write, not a stale one', async () => {
     const r = rig([gpuNode().taint(GPU).condition('GPUReady', 'True').build()], [rule().build()], T0);
     r.patch.rejects(new ApiError(422, 'Invalid', 'Node "node-1" is invalid', { details: { name: 'node-1', causes: [{ field: 'spec.taints' }] } }));
