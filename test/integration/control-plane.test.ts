@@ -11,7 +11,7 @@ import { KubeConfig, type V1Job, type V1Pod, type V1PodCondition } from '@kubern
 import { ApiError, ContentType, KubeClient, resourcePath } from '@podlife/core';
 import { pinnedVersions } from '../../scripts/control-plane-assets.mjs';
 import { sharedControlPlane, startControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { SCRIPT_ANNOTATION, SimulatedKubelet, type PodScript } from '../support/kubelet.js';
+import { SCRIPT_ANNOTATION, SimulatedKubelet, exitCodeForSignal, parseScriptAnnotation, signalSentToPid1, type PodScript } from '../support/kubelet.js';
 import { recordPod } from '../support/pod-recorder.js';
 import { isAlive } from '../support/processes.js';
 import { waitFor } from '../support/wait.js';
@@ -356,5 +356,34 @@ describe('harness teardown', function () {
     await cp.stop();
     assert.deepEqual(pids.filter(isAlive), []);
     assert.equal(existsSync(cp.kubeconfigPath), false);
+  });
+});
+
+describe('simulated kubelet script conventions', () => {
+  it('reads the signal an ephemeral container sends to PID 1 from its command', () => {
+    assert.equal(signalSentToPid1(['kill', '-TERM', '1'], undefined), 'TERM');
+    assert.equal(signalSentToPid1(['kill', '1'], undefined), 'TERM');
+    assert.equal(signalSentToPid1(['kill'], ['-s', 'INT', '1']), 'INT');
+    assert.equal(signalSentToPid1(['sh', '-c', 'kill -15 1'], undefined), 'TERM');
+    assert.equal(signalSentToPid1(['sh', '-c', 'kill -SIGQUIT 1 && sleep 1'], undefined), 'QUIT');
+  });
+
+  it('ignores commands that do not signal PID 1', () => {
+    assert.equal(signalSentToPid1(['kill', '-TERM', '12'], undefined), undefined);
+    assert.equal(signalSentToPid1(['sh'], undefined), undefined);
+    assert.equal(signalSentToPid1(undefined, undefined), undefined);
+  });
+
+  it('exits 128+N on signal N unless the script says otherwise, and never ignores KILL', () => {
+    assert.equal(exitCodeForSignal({}, 'TERM'), 143);
+    assert.equal(exitCodeForSignal({ exitOnSignal: { TERM: 0 } }, 'TERM'), 0);
+    assert.equal(exitCodeForSignal({ exitOnSignal: { TERM: null } }, 'TERM'), undefined);
+    assert.equal(exitCodeForSignal({ exitOnSignal: { KILL: null } }, 'KILL'), 137);
+  });
+
+  it('reports a malformed script annotation instead of throwing', () => {
+    assert.match(parseScriptAnnotation('{not json').problem ?? '', /sim\.podlife\.dev\/script is not JSON/);
+    assert.match(parseScriptAnnotation('[1]').problem ?? '', /must be a JSON object/);
+    assert.deepEqual(parseScriptAnnotation('{"sandboxDelayMs":5}').script, { sandboxDelayMs: 5 });
   });
 });
