@@ -36,6 +36,7 @@ export interface ManagedProcess {
 }
 
 const liveGroups = new Set<number>();
+const liveNames = new Map<number, string>();
 const tempDirs = new Set<string>();
 let registryDir: string | undefined;
 let reaper: ChildProcess | undefined;
@@ -120,6 +121,7 @@ export function startProcess(opts: { name: string; command: string; args: string
     throw new Error(`${opts.name}: could not start ${opts.command} (is it executable?)`);
   }
   liveGroups.add(pid);
+  liveNames.set(pid, opts.name);
   writeRegistry();
   let running = true;
   const exited = new Promise<ExitInfo>((resolve) => {
@@ -128,6 +130,7 @@ export function startProcess(opts: { name: string; command: string; args: string
       // Anything the process forked goes too.
       killGroup(pid, 'SIGKILL');
       liveGroups.delete(pid);
+      liveNames.delete(pid);
       writeRegistry();
       resolve({ code, signal });
     });
@@ -158,6 +161,19 @@ export function startProcess(opts: { name: string; command: string; args: string
       return readFileSync(opts.logPath, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
     },
   };
+}
+
+/** Processes started here that are still running (a suite that forgot a `stop()` leaves some). */
+export function liveProcesses(): { name: string; pid: number }[] {
+  return [...liveGroups].map((pid) => ({ name: liveNames.get(pid) ?? 'unknown', pid }));
+}
+
+/** Kills every process started here, at once (SIGKILL to each group). */
+export function killAllProcesses(): void {
+  for (const pid of liveGroups) {
+    killGroup(pid, 'SIGCONT');
+    killGroup(pid, 'SIGKILL');
+  }
 }
 
 /** Whether a process id still names a live (not zombie) process. */
