@@ -106,13 +106,17 @@ export async function* lines(chunks: AsyncIterable<Buffer | string>): AsyncGener
   const decoder = new TextDecoder();
   for await (const chunk of chunks) {
     rest += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    // Walk the buffer by index and cut it once per chunk: slicing after every line would copy
+    // the remainder each time, quadratic in the lines a large chunk carries.
+    let start = 0;
     let nl = rest.indexOf('\n');
     while (nl >= 0) {
-      const line = rest.slice(0, nl).trim();
-      rest = rest.slice(nl + 1);
+      const line = rest.slice(start, nl).trim();
       if (line) yield line;
-      nl = rest.indexOf('\n');
+      start = nl + 1;
+      nl = rest.indexOf('\n', start);
     }
+    if (start > 0) rest = rest.slice(start);
   }
   const last = (rest + decoder.decode()).trim();
   if (last) yield last;

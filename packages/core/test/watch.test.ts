@@ -17,6 +17,14 @@ describe('watch stream framing', () => {
     assert.deepEqual(await collect(['{"a":', '1}\n{"b"', ':2}\n\n{"c":3}']), ['{"a":1}', '{"b":2}', '{"c":3}']);
   });
 
+  it('yields every line of a large chunk in order and carries its unfinished tail', async () => {
+    const many = Array.from({ length: 5000 }, (_, i) => `{"i":${i}}`);
+    const out = await collect([`${many.join('\n')}\n{"tail":`, '1}\n']);
+    assert.equal(out.length, 5001);
+    assert.equal(out[4999], '{"i":4999}');
+    assert.equal(out[5000], '{"tail":1}');
+  });
+
   it('decodes a multi-byte character split between chunks', async () => {
     const bytes = Buffer.from('{"n":"é"}\n');
     assert.deepEqual(await collect([bytes.subarray(0, 7), bytes.subarray(7)]), ['{"n":"é"}']);
