@@ -1,0 +1,104 @@
+/**
+ * A loopback stand-in for the API server's pod collection, so the informer under test runs its
+ * production path end to end: `KubeClient` over HTTP, paged list, JSON parsing, watch stream.
+ *
+ * Guarantees:
+ * - `GET /api/v1/pods?limit=L&continue=T` answers a PodList page exactly as the API server
+ *   shapes it (items without apiVersion/kind, `metadata.continue` and `remainingItemCount`
+ *   while more remain), generating each page on demand so the server holds no pods;
+ * - `GET /api/v1/namespaces/empty/pods` answers an empty list (the baseline process);
+ * - `?watch=true` opens a watch that stays idle: headers at once, then only a BOOKMARK every
+ *   `bookmarkMs`, until the client goes away;
+ * - `rawBytes` is the total size of the pod items served in the first complete list.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pod } from './pods.js';
+
+export interface FakePodApi {
+  readonly url: string;
+  /** Bytes of the pod items of one full list (known after the first full list was served). */
+  readonly rawBytes: number | undefined;
+  close(): Promise<void>;
+}
+
+const RESOURCE_VERSION = '2000000';
+
+function continueToken(start: number): string {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: Number(RESOURCE_VERSION), start: String(start) })).toString('base64url');
+}
+
+function startOf(token: string | null): number {
+  if (!token) return 0;
+  const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { start?: string };
+  return Number(parsed.start ?? 0);
+}
+
+export function startFakePodApi(opts: { pods: number; bookmarkMs?: number }): Promise<FakePodApi> {
+  const bookmarkMs = opts.bookmarkMs ?? 30_000;
+  let counted = 0;
+  let rawBytes: number | undefined;
+  let countedUpTo = 0;
+
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const empty = url.pathname === '/api/v1/namespaces/empty/pods';
+    if (url.pathname !== '/api/v1/pods' && !empty) {
+      res.writeHead(404, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: `${url.pathname} not found` }));
+      return;
+    }
+    if (url.searchParams.get('watch') === 'true') {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+      res.flushHeaders();
+      const timer = setInterval(() => {
+        res.write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: RESOURCE_VERSION } } })}\n`);
+      }, bookmarkMs);
+      const end = (): void => clearInterval(timer);
+      req.on('close', end);
+      res.on('close', end);
+      return;
+    }
+    const total = empty ? 0 : opts.pods;
+    const limit = Number(url.searchParams.get('limit') ?? 0) || total;
+    const start = startOf(url.searchParams.get('continue'));
+    const end = Math.min(total, start + limit);
+    const items: string[] = [];
+    for (let i = start; i < end; i++) {
+      const item = JSON.stringify(pod(i));
+      items.push(item);
+      // Count each index once, in order, so a repeated list does not count twice.
+      if (!empty && rawBytes === undefined && i === countedUpTo) {
+        counted += Buffer.byteLength(item);
+        countedUpTo++;
+        if (countedUpTo === total) rawBytes = counted;
+      }
+    }
+    const metadata: Record<string, unknown> = { resourceVersion: RESOURCE_VERSION };
+    if (end < total) {
+      metadata.continue = continueToken(end);
+      metadata.remainingItemCount = total - end;
+    }
+    const body = `{"kind":"PodList","apiVersion":"v1","metadata":${JSON.stringify(metadata)},"items":[${items.join(',')}]}`;
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+    res.end(body);
+  });
+
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        get rawBytes() {
+          return rawBytes;
+        },
+        close: () =>
+          new Promise<void>((done) => {
+            server.closeAllConnections();
+            server.close(() => done());
+          }),
+      });
+    });
+  });
+}

@@ -1,0 +1,135 @@
+/**
+ * One measurement, in a process of its own so its RSS holds nothing but what it measures: an
+ * `Informer` over a real `KubeClient` lists the fake API's pods (paged, parsed from bytes as in
+ * production), opens its idle watch, and once synced the process reports its memory.
+ *
+ * A `<transform>@page` variant also applies the transform to each list page as it arrives (a
+ * client that wraps `get`), which is what the informer would do if the transport took the
+ * transform: it shows the peak memory the transform could save during the initial list.
+ *
+ * Run by run.ts with `--expose-gc` and an IPC channel, over which it sends one `Measurement`.
+ */
+import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { Informer, KubeClient, kubeListWatch, type Query } from '@podlife/core';
+import { TRANSFORMS, type TransformName } from './transforms.js';
+
+export type Variant = 'baseline' | TransformName | `${TransformName}@page`;
+
+export interface Measurement {
+  transform: Variant;
+  pods: number;
+  syncMs: number;
+  /** RSS right after sync and a full collection. */
+  rssAtSync: number;
+  /** RSS (and the heap figures below) after `idleMs` of idling and another full collection. */
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+  /** Peak RSS over the process's life: the list is held in full before it is transformed. */
+  maxRss: number;
+  heapLimit: number;
+  /** Errors the informer emitted before it synced (e.g. a list page timing out, then a relist). */
+  errors: string[];
+}
+
+function gc(): void {
+  const collect = (globalThis as { gc?: () => void }).gc;
+  if (!collect) throw new Error('run with --expose-gc: measuring without a full collection would report garbage as cache');
+  collect();
+}
+
+async function settle(): Promise<void> {
+  // Several full collections with turns of the event loop between them, so weak callbacks and
+  // finalizers run and what survives is the cache alone.
+  for (let k = 0; k < 4; k++) {
+    gc();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** A client whose list pages arrive already transformed; everything else goes to `client`. */
+function transformingPages(client: KubeClient, transform: (pod: V1Pod) => V1Pod): KubeClient {
+  const paging = Object.create(client) as KubeClient;
+  paging.get = async <T>(path: string, query?: Query, signal?: AbortSignal): Promise<T> => {
+    const body = await client.get<{ items?: V1Pod[] }>(path, query, signal);
+    if (body.items) body.items = body.items.map(transform);
+    return body as T;
+  };
+  return paging;
+}
+
+async function measure(server: string, variant: Variant, expected: number, idleMs: number): Promise<Measurement> {
+  const { getHeapStatistics } = await import('node:v8');
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'bench', server, skipTLSVerify: true }],
+    users: [{ name: 'bench' }],
+    contexts: [{ name: 'bench', cluster: 'bench', user: 'bench' }],
+    currentContext: 'bench',
+  });
+  const client = await KubeClient.fromKubeConfig(kc);
+  const path = variant === 'baseline' ? '/api/v1/namespaces/empty/pods' : '/api/v1/pods';
+  const [name, perPage] = variant.split('@') as [TransformName | 'baseline', string | undefined];
+  const transform = name === 'baseline' ? undefined : TRANSFORMS[name];
+  if (perPage !== undefined && !transform) throw new Error(`variant ${variant}: per-page needs a transform`);
+  const informer = new Informer<V1Pod>({
+    client,
+    path,
+    transform,
+    transport: perPage !== undefined && transform ? kubeListWatch<V1Pod>(transformingPages(client, transform), { path }) : undefined,
+    name: `bench ${variant}`,
+  });
+  const errors: string[] = [];
+  informer.on('error', (err) => errors.push(err.message));
+  let events = 0;
+  informer.on('add', () => events++);
+
+  const started = performance.now();
+  informer.start();
+  await informer.waitForSync();
+  const syncMs = performance.now() - started;
+  const pods = informer.store.size;
+  if (pods !== expected) throw new Error(`store holds ${pods} pods after sync, expected ${expected}`);
+  if (events !== expected) throw new Error(`informer emitted ${events} add events, expected ${expected}`);
+
+  await settle();
+  const rssAtSync = process.memoryUsage().rss;
+  // V8's memory reducer returns unused heap pages only after several seconds of low allocation;
+  // a controller lives far longer than that, so its steady state is measured after an idle spell.
+  await new Promise((resolve) => setTimeout(resolve, idleMs));
+  await settle();
+  const mem = process.memoryUsage();
+  const result: Measurement = {
+    transform: variant,
+    pods,
+    syncMs,
+    rssAtSync,
+    rss: mem.rss,
+    heapUsed: mem.heapUsed,
+    heapTotal: mem.heapTotal,
+    external: mem.external,
+    arrayBuffers: mem.arrayBuffers,
+    maxRss: process.resourceUsage().maxRSS * 1024,
+    heapLimit: getHeapStatistics().heap_size_limit,
+    errors,
+  };
+  await informer.stop();
+  client.close();
+  return result;
+}
+
+const [server, transform, expected, idleMs] = process.argv.slice(2);
+if (!server || !transform || expected === undefined || idleMs === undefined) {
+  console.error('usage: measure.ts <server-url> <baseline|none|stripManagedFields|lifecycleView>[@page] <expected-pods> <idle-ms>');
+  process.exit(2);
+}
+try {
+  const result = await measure(server, transform as Variant, Number(expected), Number(idleMs));
+  if (!process.send) throw new Error('measure.ts reports over IPC: start it from run.ts');
+  process.send(result, () => process.exit(0));
+} catch (err) {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+}

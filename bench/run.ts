@@ -1,0 +1,139 @@
+/**
+ * `pnpm bench`: every benchmark, one after another, each in a process of its own, so one run
+ * puts all of DESIGN 10's numbers side by side.
+ *
+ *   pnpm bench                      all of them
+ *   pnpm bench -- informer queue    only these
+ *   pnpm bench -- --quick           shorter runs (smaller sizes, fewer seconds) for a smoke test
+ *   pnpm bench -- --list            what exists
+ *
+ * Guarantees: benchmarks run sequentially (they measure time and memory, and the machine is
+ * small); a benchmark whose file does not exist yet is skipped with a note, never an error; the
+ * control-plane binaries are made ready once, before the first benchmark that needs them, and
+ * when that fails only those benchmarks are skipped; the exit code is non-zero when a benchmark
+ * that ran failed (or an unknown name was asked for).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+interface Benchmark {
+  name: string;
+  /** Relative to the repository root. */
+  file: string;
+  /** Starts its own kube-apiserver and etcd (test/support), so needs the control-plane binaries. */
+  controlPlane: boolean;
+  /** Arguments for `--quick`. */
+  quick: string[];
+  /**
+   * Measures this package's build (dist), as a controller runs it, instead of its sources:
+   * built first with `tsc -b`, and run without the `@podlife/source` condition.
+   */
+  dist?: string;
+  what: string;
+}
+
+const BENCHMARKS: Benchmark[] = [
+  { name: 'queue', file: 'bench/queue/run.ts', controlPlane: false, quick: [], what: 'WorkQueue throughput and bytes per queued key vs a naive queue' },
+  { name: 'informer', file: 'bench/informer/run.ts', controlPlane: false, quick: ['--quick'], what: 'informer cache memory, 150k pods, vs raw JSON size' },
+  { name: 'pod-conditions', file: 'bench/pod-conditions/run.ts', controlPlane: false, quick: ['20000'], what: 'sandboxReady + explainPod pods/s vs JSON.parse' },
+  { name: 'keystone-evaluate', file: 'bench/keystone/evaluate.ts', controlPlane: false, quick: [], dist: 'packages/keystone', what: 'evaluatePod pods/s on 3-container pods' },
+  { name: 'keystone-reaction', file: 'bench/keystone/reaction.ts', controlPlane: true, quick: ['--pods', '2000', '--seconds', '10'], what: 'container finished -> first stop action, p50/p99' },
+  { name: 'webhook-handler', file: 'bench/keystone/webhook.ts', controlPlane: false, quick: [], dist: 'packages/keystone', what: 'AdmissionReview handler alone, p50/p99 per call' },
+  { name: 'webhook', file: 'bench/webhook/run.ts', controlPlane: false, quick: ['--seconds', '3'], what: '/mutate-pods over TLS at 500 req/s, p50/p99' },
+  { name: 'node-readiness', file: 'bench/node-readiness/run.ts', controlPlane: true, quick: ['--nodes', '500'], what: 'condition True -> taint removed with 5,000 nodes, p50/p99' },
+];
+
+/** Runs `args` with this Node and resolves with the exit code (signals count as failure). */
+function run(args: string[]): Promise<number> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: 'inherit' });
+    child.on('error', (err) => {
+      console.error(err.message);
+      done(1);
+    });
+    child.on('exit', (code) => done(code ?? 1));
+  });
+}
+
+/** Entry points under bench/<dir>/ that the registry does not name, so a new benchmark is not silently left out. */
+function unregistered(): string[] {
+  const known = new Set(BENCHMARKS.map((b) => b.file));
+  const found: string[] = [];
+  for (const dir of readdirSync(join(repoRoot, 'bench'), { withFileTypes: true })) {
+    if (!dir.isDirectory() || dir.name === 'node_modules') continue;
+    const file = relative(repoRoot, join(repoRoot, 'bench', dir.name, 'run.ts'));
+    if (existsSync(join(repoRoot, file)) && !known.has(file)) found.push(file);
+  }
+  return found;
+}
+
+function parseArgs(argv: string[]): { names: string[]; quick: boolean; list: boolean } {
+  const args = argv.filter((a) => a !== '--');
+  return {
+    names: args.filter((a) => !a.startsWith('--')),
+    quick: args.includes('--quick'),
+    list: args.includes('--list'),
+  };
+}
+
+async function main(): Promise<number> {
+  const { names, quick, list } = parseArgs(process.argv.slice(2));
+  const unknown = names.filter((n) => !BENCHMARKS.some((b) => b.name === n));
+  if (unknown.length > 0) {
+    console.error(`unknown benchmark ${unknown.map((n) => `"${n}"`).join(', ')}; known: ${BENCHMARKS.map((b) => b.name).join(', ')}`);
+    return 2;
+  }
+  if (list) {
+    for (const b of BENCHMARKS) {
+      const state = existsSync(join(repoRoot, b.file)) ? '' : '  (not written yet)';
+      console.log(`${b.name.padEnd(18)} ${b.file.padEnd(30)} ${b.controlPlane ? 'control plane' : '             '}  ${b.what}${state}`);
+    }
+    for (const file of unregistered()) console.log(`(not in the registry of bench/run.ts: ${file})`);
+    return 0;
+  }
+
+  console.log(`benchmarks on Node ${process.version}, ${process.platform}/${process.arch}${quick ? ', --quick' : ''}`);
+  const selected = names.length > 0 ? BENCHMARKS.filter((b) => names.includes(b.name)) : BENCHMARKS;
+  const summary: string[][] = [];
+  let controlPlane: 'unknown' | 'ready' | 'unavailable' = 'unknown';
+  let failed = false;
+  for (const b of selected) {
+    if (!existsSync(join(repoRoot, b.file))) {
+      summary.push([b.name, `skipped: ${b.file} does not exist yet`, '']);
+      continue;
+    }
+    if (b.controlPlane && controlPlane === 'unknown') {
+      console.log('\n== control-plane binaries (built once per version, then cached)');
+      controlPlane = (await run([join(repoRoot, 'scripts', 'control-plane-assets.mjs')])) === 0 ? 'ready' : 'unavailable';
+    }
+    if (b.controlPlane && controlPlane === 'unavailable') {
+      summary.push([b.name, 'skipped: control-plane binaries unavailable (see above)', '']);
+      continue;
+    }
+    const args = [...(quick ? b.quick : [])];
+    console.log(`\n== ${b.name}: ${b.what}${args.length ? ` [${args.join(' ')}]` : ''}`);
+    const started = performance.now();
+    if (b.dist && (await run([join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', b.dist])) !== 0) {
+      failed = true;
+      summary.push([b.name, `failed: tsc -b ${b.dist}`, '']);
+      continue;
+    }
+    const conditions = b.dist ? [] : ['--conditions=@podlife/source'];
+    const code = await run(['--import', 'tsx', ...conditions, join(repoRoot, b.file), ...args]);
+    const seconds = ((performance.now() - started) / 1000).toFixed(0);
+    if (code !== 0) failed = true;
+    summary.push([b.name, code === 0 ? 'ok' : `failed: exit ${code}`, `${seconds} s`]);
+  }
+
+  console.log(`\n== summary${quick ? ' (--quick)' : ''}`);
+  const widths = [0, 1, 2].map((c) => Math.max(...summary.map((r) => (r[c] ?? '').length)));
+  for (const r of summary) console.log(r.map((cell, c) => (c === 2 ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  '));
+  for (const file of unregistered()) console.log(`note: ${file} is not in the registry of bench/run.ts, so it did not run`);
+  return failed ? 1 : 0;
+}
+
+process.exitCode = await main();
