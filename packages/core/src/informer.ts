@@ -42,7 +42,11 @@ export interface InformerOptions<T> {
 
 export type InformerEvents<T> = {
   add: [T];
-  update: [T, T];
+  /**
+   * The new object first, then the one it replaced — unlike client-go's UpdateFunc(old, new):
+   * most handlers want only the current object, and level-based ones read the store anyway.
+   */
+  update: [obj: T, old: T];
   delete: [T];
   synced: [];
   error: [Error];
