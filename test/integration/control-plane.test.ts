@@ -231,6 +231,22 @@ describe('simulated kubelet', function () {
     assert.equal(done.status?.ephemeralContainerStatuses?.[0]?.state?.terminated?.exitCode, 0);
   });
 
+  it('runs an init container once to completion before the app, never restarting it', async () => {
+    await cp.client.create(podsPath(ns), pod('initialised', {
+      ...onNode,
+      initContainers: [{ name: 'setup', image: 'registry.example/setup:1' }],
+      containers: [{ name: 'app', image: 'registry.example/app:1' }],
+    }, { containers: { setup: { runMs: 100 } } }));
+    const ready = await waitFor('Ready=True', async () => {
+      const p = await getPod('initialised');
+      return condition(p, 'Ready')?.status === 'True' ? p : undefined;
+    });
+    assert.equal(condition(ready, 'Initialized')?.status, 'True');
+    const setup = ready.status?.initContainerStatuses?.[0];
+    assert.equal(setup?.state?.terminated?.exitCode, 0);
+    assert.equal(setup?.restartCount, 0);
+  });
+
   it('runs a native sidecar beside the app and stops it once the app is done', async () => {
     await cp.client.create(podsPath(ns), pod('native', {
       ...onNode, restartPolicy: 'Never',

@@ -536,6 +536,9 @@ export class SimulatedKubelet {
     if (c.kind === 'sidecar') return true;
     const policy = this.restartPolicy(run);
     const code = c.terminated?.exitCode ?? 0;
+    // An init container that succeeded is done for good; a failed one is retried unless the
+    // pod's policy is Never (the kubelet treats Always like OnFailure for init containers).
+    if (c.kind === 'init') return code !== 0 && policy !== 'Never';
     return policy === 'Always' || (policy === 'OnFailure' && code !== 0);
   }
 
