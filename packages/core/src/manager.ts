@@ -22,21 +22,13 @@ import type { KubeClient } from './client.js';
 import type { Controller } from './controller.js';
 import { EventRecorder } from './events.js';
 import { Informer, type InformerOptions } from './informer.js';
-import { LeaderElector, type LeaseApi } from './leader.js';
+import { LeaderElector, type LeaderElectorOptions } from './leader.js';
 import { silentLogger, type Logger } from './log.js';
 import { leaderStatusGauge } from './metrics.js';
 import type { KubeObject } from './store.js';
 
-export interface LeaderElectionOptions {
-  namespace: string;
-  name: string;
-  identity: string;
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
-  /** Replaces the Lease API built on the client (tests). */
-  leaseApi?: LeaseApi;
-}
+/** Where and how a Manager campaigns for leadership: the elector's own settings, minus what the Manager supplies. */
+export type LeaderElectionOptions = Omit<LeaderElectorOptions, 'client' | 'onStartedLeading' | 'onStoppedLeading' | 'logger' | 'now'>;
 
 export interface ManagerOptions {
   client: KubeClient;
