@@ -91,7 +91,13 @@ export async function waitForPodCondition(
         if (podCondition(pod, type)?.status === want) return resolve(pod);
         const phase = pod.status?.phase;
         if ((opts.failOnFinished ?? true) && (phase === 'Succeeded' || phase === 'Failed')) {
-          reject(new PodWaitError('Finished', `${what}: the pod finished (${phase}) first${lastSeen()}`, pod));
+          // The kubelet moves a deleted pod to a terminal phase before it is removed: name the
+          // deletion, the cause, rather than the phase it led to.
+          if (pod.metadata?.deletionTimestamp) {
+            reject(new PodWaitError('Deleted', `${what}: the pod was deleted while waiting (it ended ${phase})${lastSeen()}`, pod));
+          } else {
+            reject(new PodWaitError('Finished', `${what}: the pod finished (${phase}) first${lastSeen()}`, pod));
+          }
         }
       };
       informer.on('add', observe);

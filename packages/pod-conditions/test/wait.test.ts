@@ -63,6 +63,16 @@ describe('waitForPodCondition', () => {
     await assert.rejects(wait, (e: unknown) => e instanceof PodWaitError && e.reason === 'Deleted' && /deleted while waiting \(last Ready=False\)/.test(e.message));
   });
 
+  it('rejects with Deleted when a pod being deleted reaches its terminal phase before it is removed', async () => {
+    const t = new ScriptedTransport([pending().condition('Ready', 'False', 3).build()]);
+    const wait = waitForPodCondition(undefined, 'default', 'web', 'Ready', { transport: t });
+    await tick(5);
+    const ending = pending().condition('Ready', 'False', 3).phase('Failed').build();
+    ending.metadata!.deletionTimestamp = new Date();
+    t.send('MODIFIED', ending);
+    await assert.rejects(wait, (e: unknown) => e instanceof PodWaitError && e.reason === 'Deleted' && /ended Failed/.test(e.message));
+  });
+
   it('rejects with Replaced when a new pod of the same name appears', async () => {
     const t = new ScriptedTransport([pending().build()]);
     const wait = waitForPodCondition(undefined, 'default', 'web', 'Ready', { transport: t });
