@@ -9,7 +9,7 @@
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { jsonPointer, type JsonPatchOp } from '@podlife/core';
-import { handleAdmissionReview, markRoleOps, setStopSpecOps } from '@podlife/keystone';
+import { handleAdmissionReview, markContainerOps } from '@podlife/keystone';
 import { WEBHOOK_OPT_IN_LABEL, WEBHOOK_OPT_IN_VALUE, type WebhookHandler } from '@podlife/controller';
 
 const proxy: V1Container = { name: 'proxy', image: 'envoyproxy/envoy:v1.31.0', ports: [{ containerPort: 9901, name: 'envoy-admin' }] };
@@ -17,24 +17,13 @@ const proxy: V1Container = { name: 'proxy', image: 'envoyproxy/envoy:v1.31.0', p
 export function injectProxy(pod: V1Pod): JsonPatchOp[] {
   if (pod.metadata?.labels?.['inject-proxy'] !== 'true') return [];
   if (pod.spec?.containers.some((c) => c.name === proxy.name)) return [];
-  // The role and stop helpers check the container exists, so they see the pod as it will be.
+  // The marking helper checks the container exists, so it sees the pod as it will be.
   const injected: V1Pod = { ...pod, spec: { ...pod.spec, containers: [...(pod.spec?.containers ?? []), proxy] } };
   const label: JsonPatchOp = pod.metadata?.labels
     ? { op: 'add', path: jsonPointer('metadata', 'labels', WEBHOOK_OPT_IN_LABEL), value: WEBHOOK_OPT_IN_VALUE }
     : { op: 'add', path: '/metadata/labels', value: { [WEBHOOK_OPT_IN_LABEL]: WEBHOOK_OPT_IN_VALUE } };
-  // One annotations op per key would each recreate a missing map; mark both on the pod as it evolves.
-  const roleOps = markRoleOps(injected, proxy.name, 'sidecar');
-  const marked = applyAnnotationOps(injected, roleOps);
-  return [{ op: 'add', path: '/spec/containers/-', value: proxy }, ...roleOps, ...setStopSpecOps(marked, proxy.name, 'preset:envoy'), label];
-}
-
-function applyAnnotationOps(pod: V1Pod, ops: readonly JsonPatchOp[]): V1Pod {
-  const annotations = { ...pod.metadata?.annotations };
-  for (const op of ops) {
-    if (op.path === '/metadata/annotations') Object.assign(annotations, op.value as Record<string, string>);
-    else annotations[op.path.slice('/metadata/annotations/'.length).replace(/~1/g, '/').replace(/~0/g, '~')] = op.value as string;
-  }
-  return { ...pod, metadata: { ...pod.metadata, annotations } };
+  const marks = markContainerOps(injected, proxy.name, { role: 'sidecar', stop: 'preset:envoy' });
+  return [{ op: 'add', path: '/spec/containers/-', value: proxy }, ...marks, label];
 }
 
 /** The `/inject` route for the controller's TLS server stack (or any node:https server). */

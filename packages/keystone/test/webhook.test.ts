@@ -8,6 +8,7 @@ import {
   formatStopSpec,
   handleAdmissionReview,
   lifecycleMutator,
+  markContainerOps,
   markRoleOps,
   nativeSidecarOps,
   nodesSupportNativeSidecars,
@@ -74,6 +75,13 @@ describe('JSON patch builders', () => {
   it('several marks in one op do not overwrite each other', () => {
     const ops = lifecycleAnnotationOps(pod().container('a').build(), { 'role.podlife.dev/a': 'keystone', 'stop.podlife.dev/a': 'signal:INT' });
     assert.equal(ops.length, 1);
+  });
+  it('marks a role and a stop spec on a pod without annotations in one op that keeps both', () => {
+    const ops = markContainerOps(pod().container('app').container('proxy').build(), 'proxy', { role: 'sidecar', stop: 'preset:envoy' });
+    assert.deepEqual(ops, [
+      { op: 'add', path: '/metadata/annotations', value: { 'role.podlife.dev/proxy': 'sidecar', 'stop.podlife.dev/proxy': 'preset:envoy' } },
+    ]);
+    assert.throws(() => markContainerOps(pod().container('proxy').build(), 'proxy', { role: 'sidecar', stop: 'http:0' }), /stop\.podlife\.dev\/proxy/);
   });
   it('validates a stop spec given as text', () => {
     const p = pod().container('proxy').build();

@@ -62,6 +62,25 @@ export function setStopSpecOps(pod: V1Pod, container: string, spec: StopSpec | s
   return lifecycleAnnotationOps(pod, { [key]: value });
 }
 
+/**
+ * Mark `container` with a role and, optionally, how it is stopped — both keys in one set of ops,
+ * so an injector needs no bookkeeping of what an earlier op in the same patch created.
+ */
+export function markContainerOps(
+  pod: V1Pod,
+  container: string,
+  mark: { role: ContainerRole; stop?: StopSpec | string },
+  options: LifecycleOptions = {},
+): JsonPatchOp[] {
+  requireContainer(pod, container, roleKey(container), mark.role);
+  const entries: Record<string, string> = { [roleKey(container)]: mark.role };
+  if (mark.stop !== undefined) {
+    const key = stopKey(container);
+    entries[key] = typeof mark.stop === 'string' ? formatStopSpec(parseStopSpec(mark.stop, key, options)) : formatStopSpec(mark.stop);
+  }
+  return lifecycleAnnotationOps(pod, entries);
+}
+
 export interface NativeSidecarOptions extends LifecycleOptions {
   /** The cluster's nodes, for `auto` (no nodes means no conversion). */
   nodes?: readonly V1Node[];
