@@ -198,8 +198,7 @@ export class Informer<T extends KubeObject> extends EventEmitter<InformerEvents<
   }
 
   private async relist(signal: AbortSignal): Promise<void> {
-    const { items, resourceVersion } = await this.transport.list(signal);
-    const objects = items.map((obj) => this.applyTransform(obj));
+    const { items: objects, resourceVersion } = await this.transport.list(signal, (obj) => this.applyTransform(obj));
     const diff = this.store.replace(objects);
     this.rv = resourceVersion;
     this.needList = false;

@@ -29,7 +29,12 @@ export interface ListResult<T> {
 
 /** What an informer needs from the API; tests pass a scripted one. */
 export interface ListWatchTransport<T> {
-  list(signal: AbortSignal): Promise<ListResult<T>>;
+  /**
+   * Every object, each passed through `each` as soon as it is read: a paged list then never
+   * holds more than one page of untransformed objects, so a slimming transform bounds the
+   * memory of the whole list, not only of the cache that follows it.
+   */
+  list(signal: AbortSignal, each: (obj: T) => T): Promise<ListResult<T>>;
   /** Events after `resourceVersion`; the iterable ends when the server closes the stream. */
   watch(resourceVersion: string, signal: AbortSignal): AsyncIterable<WatchEvent<T>>;
 }
@@ -54,7 +59,7 @@ export function kubeListWatch<T extends KubeObject>(client: KubeClient, opts: Ku
   const selectors: Query = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
   const pageSize = opts.pageSize ?? 500;
 
-  async function listPaged(signal: AbortSignal, limit: number | undefined): Promise<ListResult<T>> {
+  async function listPaged(signal: AbortSignal, limit: number | undefined, each: (obj: T) => T): Promise<ListResult<T>> {
     const items: T[] = [];
     let token: string | undefined;
     for (;;) {
@@ -64,7 +69,7 @@ export function kubeListWatch<T extends KubeObject>(client: KubeClient, opts: Ku
       for (const item of body.items ?? []) {
         item.apiVersion ??= body.apiVersion;
         item.kind ??= kind;
-        items.push(item);
+        items.push(each(item));
       }
       token = body.metadata?.continue || undefined;
       if (!token) return { items, resourceVersion: body.metadata?.resourceVersion ?? '' };
@@ -72,12 +77,12 @@ export function kubeListWatch<T extends KubeObject>(client: KubeClient, opts: Ku
   }
 
   return {
-    async list(signal) {
+    async list(signal, each) {
       try {
-        return await listPaged(signal, pageSize);
+        return await listPaged(signal, pageSize, each);
       } catch (err) {
         // An expired continue token: the pages so far may be inconsistent with the rest.
-        if (isGone(err)) return listPaged(signal, undefined);
+        if (isGone(err)) return listPaged(signal, undefined, each);
         throw err;
       }
     },

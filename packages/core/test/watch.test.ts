@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import { isGone } from '../src/client.js';
-import { lines, parseEvent } from '../src/watch.js';
+import type { KubeClient, Query } from '../src/client.js';
+import { kubeListWatch, lines, parseEvent } from '../src/watch.js';
 
 async function collect(chunks: (string | Buffer)[]): Promise<string[]> {
   async function* source(): AsyncGenerator<string | Buffer> {
@@ -48,5 +49,29 @@ describe('watch events', () => {
 
   it('skips event types it does not know', () => {
     assert.equal(parseEvent('{"type":"SOMETHING","object":{}}', '/x'), undefined);
+  });
+});
+
+describe('paged list', () => {
+  it('passes each page through the transform before it asks for the next page', async () => {
+    const calls: string[] = [];
+    const pages: Record<string, { items: { metadata: { name: string } }[]; metadata: { continue?: string; resourceVersion: string } }> = {
+      '': { items: [{ metadata: { name: 'a' } }, { metadata: { name: 'b' } }], metadata: { continue: 'p2', resourceVersion: '9' } },
+      p2: { items: [{ metadata: { name: 'c' } }], metadata: { resourceVersion: '9' } },
+    };
+    const client = {
+      get: async (_path: string, query?: Query) => {
+        calls.push(`get ${String(query?.continue ?? '')}`);
+        return structuredClone(pages[String(query?.continue ?? '')]);
+      },
+    } as unknown as KubeClient;
+    const transport = kubeListWatch<{ metadata?: { name?: string } }>(client, { path: '/api/v1/pods', pageSize: 2 });
+    const listed = await transport.list(new AbortController().signal, (obj) => {
+      calls.push(`each ${obj.metadata?.name}`);
+      return { metadata: { name: obj.metadata?.name?.toUpperCase() } };
+    });
+    assert.deepEqual(calls, ['get ', 'each a', 'each b', 'get p2', 'each c']);
+    assert.deepEqual(listed.items.map((o) => o.metadata?.name), ['A', 'B', 'C']);
+    assert.equal(listed.resourceVersion, '9');
   });
 });

@@ -14,9 +14,9 @@ export class ScriptedTransport implements ListWatchTransport<V1Pod> {
     this.items = items;
   }
 
-  async list(): Promise<ListResult<V1Pod>> {
+  async list(_signal: AbortSignal, each: (pod: V1Pod) => V1Pod): Promise<ListResult<V1Pod>> {
     this.lists++;
-    return { items: structuredClone(this.items), resourceVersion: String(this.rv) };
+    return { items: structuredClone(this.items).map(each), resourceVersion: String(this.rv) };
   }
 
   send(type: WatchEvent<V1Pod>['type'], pod: V1Pod): void {

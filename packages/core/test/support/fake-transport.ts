@@ -65,12 +65,12 @@ export class FakeTransport implements ListWatchTransport<TestObject> {
   deaf = false;
   private watchWaiters: (() => void)[] = [];
 
-  async list(): Promise<ListResult<TestObject>> {
+  async list(_signal: AbortSignal, each: (obj: TestObject) => TestObject): Promise<ListResult<TestObject>> {
     this.listCalls++;
     const next = this.lists.length > 1 ? this.lists.shift() : this.lists[0];
     if (next === undefined) throw new Error('no list scripted');
     if (next instanceof Error) throw next;
-    return { items: next.items.map((o) => structuredClone(o)), resourceVersion: next.resourceVersion };
+    return { items: next.items.map((o) => each(structuredClone(o))), resourceVersion: next.resourceVersion };
   }
 
   watch(resourceVersion: string, signal: AbortSignal): AsyncIterable<WatchEvent<TestObject>> {
