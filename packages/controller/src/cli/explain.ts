@@ -1,29 +1,22 @@
 /**
- * `podlife explain`: fetch a pod and its Events, print the explanation; with --watch, redraw
+ * `podlife explain <pod>`: fetch a pod and its Events, print the explanation; with --watch, redraw
  * every second until the pod is ready or finished.
  *
  * The kubeconfig is found the way kubectl finds it (KUBECONFIG, ~/.kube/config, in-cluster),
  * `--context` picks a context, and the namespace defaults to the context's.
  */
-import { KubeConfig } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
-import { KubeClient, isNotFound, resourcePath } from '@podlife/core';
+import { isNotFound, resourcePath } from '@podlife/core';
+import type { KubeClient } from '@podlife/core';
 import { podExplanation, renderExplanation } from '@podlife/pod-conditions';
 import type { PodEvent, PodExplanation } from '@podlife/pod-conditions';
 import type { ExplainArgs } from './args.js';
+import { connect, contextNamespace } from './kubeconfig.js';
 
 export interface Output {
   write(text: string): void;
   isTTY: boolean;
   columns: number | undefined;
-}
-
-/** The context's namespace, as kubectl would default it. */
-function contextNamespace(context: string | undefined): string {
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  const name = context ?? kc.getCurrentContext();
-  return kc.getContextObject(name)?.namespace ?? 'default';
 }
 
 async function fetchExplanation(client: KubeClient, namespace: string, name: string): Promise<PodExplanation> {
@@ -43,7 +36,7 @@ function settled(x: PodExplanation): boolean {
 /** Runs the command; resolves with the process exit code. */
 export async function runExplain(args: ExplainArgs, out: Output, signal?: AbortSignal): Promise<number> {
   const namespace = args.namespace ?? contextNamespace(args.context);
-  const client = await KubeClient.fromDefault(args.context);
+  const client = await connect(args.context);
   const render = (x: PodExplanation): string =>
     args.output === 'json'
       ? JSON.stringify(x, null, args.watch ? undefined : 2)

@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { parseCommandLine, type ParsedArgs } from '../src/cli/args.js';
+
+const parse = (line: string): ParsedArgs => parseCommandLine(line.split(' ').filter((w) => w !== ''));
+
+function errorOf(line: string): string {
+  const r = parse(line);
+  assert.equal(r.command, 'error', `expected an error for "${line}", got ${JSON.stringify(r)}`);
+  return r.command === 'error' ? r.message : '';
+}
+
+describe('podlife command line', () => {
+  describe('help', () => {
+    it('no arguments at all is help', () => assert.deepEqual(parse(''), { command: 'help' }));
+    it('-h and --help are help, whatever else is given', () => {
+      assert.deepEqual(parse('-h'), { command: 'help' });
+      assert.deepEqual(parse('explain node --help'), { command: 'help' });
+    });
+  });
+
+  describe('explain <pod>', () => {
+    it('a bare name is a pod, with text output and no watch by default', () =>
+      assert.deepEqual(parse('explain web-0'), { command: 'explain', pod: 'web-0', output: 'text', watch: false, ascii: false }));
+    it('accepts pod/<name> and pods/<name>, as kubectl does', () => {
+      assert.equal((parse('explain pod/web-0') as { pod: string }).pod, 'web-0');
+      assert.equal((parse('explain pods/web-0') as { pod: string }).pod, 'web-0');
+    });
+    it('accepts pod <name>', () => assert.equal((parse('explain pod web-0') as { pod: string }).pod, 'web-0'));
+    it('takes every flag', () =>
+      assert.deepEqual(parse('explain web-0 -n shop --context kind -o json -w --width 100 --ascii'), {
+        command: 'explain', pod: 'web-0', namespace: 'shop', context: 'kind', output: 'json', watch: true, width: 100, ascii: true,
+      }));
+    it('needs a name after explain', () => assert.match(errorOf('explain'), /explain needs a pod or node/));
+    it('needs a name after pod/', () => assert.match(errorOf('explain pod/'), /needs a pod name after the slash/));
+    it('needs a name after pod', () => assert.match(errorOf('explain pod'), /explain pod needs a pod name/));
+    it('refuses a second name', () => assert.match(errorOf('explain web-0 web-1'), /unexpected argument "web-1"/));
+    it('refuses an argument after pod/<name>', () => assert.match(errorOf('explain pod/web-0 extra'), /unexpected argument "extra"/));
+    it('refuses a width that is not a whole number', () => assert.match(errorOf('explain web-0 --width wide'), /--width "wide"/));
+    it('refuses a width under 40 columns', () => assert.match(errorOf('explain web-0 --width 39'), /at least 40/));
+  });
+
+  describe('explain node <name>', () => {
+    it('node <name> explains a node', () => assert.deepEqual(parse('explain node worker-1'), { command: 'explain-node', node: 'worker-1', output: 'text' }));
+    it('accepts node/<name> and nodes/<name>', () => {
+      assert.deepEqual(parse('explain node/worker-1'), { command: 'explain-node', node: 'worker-1', output: 'text' });
+      assert.deepEqual(parse('explain nodes/worker-1'), { command: 'explain-node', node: 'worker-1', output: 'text' });
+    });
+    it('takes --context and --output', () =>
+      assert.deepEqual(parse('explain node worker-1 --context prod -o json'), { command: 'explain-node', node: 'worker-1', context: 'prod', output: 'json' }));
+    it('needs a name after node, and says how to name a pod called node', () => {
+      const message = errorOf('explain node');
+      assert.match(message, /explain node needs a node name/);
+      assert.match(message, /pod\/node/);
+    });
+    it('needs a name after node/', () => assert.match(errorOf('explain node/'), /needs a node name after the slash/));
+    it('refuses a second name', () => assert.match(errorOf('explain node worker-1 worker-2'), /unexpected argument "worker-2"/));
+    it('refuses an argument after node/<name>', () => assert.match(errorOf('explain node/worker-1 worker-2'), /unexpected argument "worker-2"/));
+    it('refuses a namespace: nodes are cluster-scoped', () => assert.match(errorOf('explain node worker-1 -n shop'), /namespace \(nodes are cluster-scoped\): only for podlife explain <pod>/));
+    it('refuses the pod-only flags, naming them', () =>
+      assert.match(errorOf('explain node worker-1 --watch --width 100 --ascii'), /--watch, --width, --ascii: only for podlife explain <pod>/));
+  });
+
+  describe('nodes', () => {
+    it('lists nodes with text output by default', () => assert.deepEqual(parse('nodes'), { command: 'nodes', output: 'text' }));
+    it('takes --context and --output', () => assert.deepEqual(parse('nodes --context prod --output json'), { command: 'nodes', context: 'prod', output: 'json' }));
+    it('refuses a name, pointing at explain node', () => assert.match(errorOf('nodes worker-1'), /unexpected argument "worker-1".*podlife explain node <name>/));
+    it('refuses the pod-only flags', () => assert.match(errorOf('nodes -w'), /--watch: only for podlife explain <pod>/));
+  });
+
+  describe('bad command lines', () => {
+    it('an unknown command names it and the known ones', () => assert.match(errorOf('describe web-0'), /unknown command "describe": use explain or nodes/));
+    it('an --output other than text or json', () => {
+      assert.match(errorOf('explain web-0 -o yaml'), /--output "yaml": use text or json/);
+      assert.match(errorOf('explain node worker-1 --output wide'), /--output "wide"/);
+      assert.match(errorOf('nodes -o yaml'), /--output "yaml"/);
+    });
+    it('an unknown flag names it', () => assert.match(errorOf('nodes --selector pool=a'), /--selector/));
+    it('a flag missing its value', () => assert.match(errorOf('explain web-0 --context'), /--context/));
+  });
+});
