@@ -3,17 +3,16 @@
  * `Informer` over a real `KubeClient` lists the fake API's pods (paged, parsed from bytes as in
  * production), opens its idle watch, and once synced the process reports its memory.
  *
- * A `<transform>@page` variant also applies the transform to each list page as it arrives (a
- * client that wraps `get`), which is what the informer would do if the transport took the
- * transform: it shows the peak memory the transform could save during the initial list.
+ * The informer applies its transform to each list page as the page arrives, so the peak during
+ * the initial list is one page of full pods plus the slimmed cache.
  *
  * Run by run.ts with `--expose-gc` and an IPC channel, over which it sends one `Measurement`.
  */
 import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { Informer, KubeClient, kubeListWatch, type Query } from '@podlife/core';
+import { Informer, KubeClient } from '@podlife/core';
 import { TRANSFORMS, type TransformName } from './transforms.js';
 
-export type Variant = 'baseline' | TransformName | `${TransformName}@page`;
+export type Variant = 'baseline' | TransformName;
 
 export interface Measurement {
   transform: Variant;
@@ -27,7 +26,7 @@ export interface Measurement {
   heapTotal: number;
   external: number;
   arrayBuffers: number;
-  /** Peak RSS over the process's life: the list is held in full before it is transformed. */
+  /** Peak RSS over the process's life (the initial list is its high point). */
   maxRss: number;
   heapLimit: number;
   /** Errors the informer emitted before it synced (e.g. a list page timing out, then a relist). */
@@ -49,17 +48,6 @@ async function settle(): Promise<void> {
   }
 }
 
-/** A client whose list pages arrive already transformed; everything else goes to `client`. */
-function transformingPages(client: KubeClient, transform: (pod: V1Pod) => V1Pod): KubeClient {
-  const paging = Object.create(client) as KubeClient;
-  paging.get = async <T>(path: string, query?: Query, signal?: AbortSignal): Promise<T> => {
-    const body = await client.get<{ items?: V1Pod[] }>(path, query, signal);
-    if (body.items) body.items = body.items.map(transform);
-    return body as T;
-  };
-  return paging;
-}
-
 async function measure(server: string, variant: Variant, expected: number, idleMs: number): Promise<Measurement> {
   const { getHeapStatistics } = await import('node:v8');
   const kc = new KubeConfig();
@@ -71,16 +59,8 @@ async function measure(server: string, variant: Variant, expected: number, idleM
   });
   const client = await KubeClient.fromKubeConfig(kc);
   const path = variant === 'baseline' ? '/api/v1/namespaces/empty/pods' : '/api/v1/pods';
-  const [name, perPage] = variant.split('@') as [TransformName | 'baseline', string | undefined];
-  const transform = name === 'baseline' ? undefined : TRANSFORMS[name];
-  if (perPage !== undefined && !transform) throw new Error(`variant ${variant}: per-page needs a transform`);
-  const informer = new Informer<V1Pod>({
-    client,
-    path,
-    transform,
-    transport: perPage !== undefined && transform ? kubeListWatch<V1Pod>(transformingPages(client, transform), { path }) : undefined,
-    name: `bench ${variant}`,
-  });
+  const transform = variant === 'baseline' ? undefined : TRANSFORMS[variant];
+  const informer = new Informer<V1Pod>({ client, path, transform, name: `bench ${variant}` });
   const errors: string[] = [];
   informer.on('error', (err) => errors.push(err.message));
   let events = 0;
@@ -122,7 +102,7 @@ async function measure(server: string, variant: Variant, expected: number, idleM
 
 const [server, transform, expected, idleMs] = process.argv.slice(2);
 if (!server || !transform || expected === undefined || idleMs === undefined) {
-  console.error('usage: measure.ts <server-url> <baseline|none|stripManagedFields|lifecycleView>[@page] <expected-pods> <idle-ms>');
+  console.error('usage: measure.ts <server-url> <baseline|none|stripManagedFields|lifecycleView> <expected-pods> <idle-ms>');
   process.exit(2);
 }
 try {
