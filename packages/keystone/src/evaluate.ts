@@ -11,13 +11,15 @@
  *   (the triggering container's finishedAt, else the progress condition's transition time);
  *   it is shared by stages — mains in parallel, then sidecars one at a time in reverse spec
  *   order — each getting an equal part of what is left when it starts;
- * - resuming: stops already issued (read from the progress condition) are marked `issued`,
+ * - resuming: stops already issued (read from the progress condition, or evident from an
+ *   ephemeral stop container already in the pod) are marked `issued`,
  *   so a restarted controller does not repeat them; a stage past its deadline escalates to
  *   SIGKILL once.
  */
 import type { V1ContainerStatus, V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import { findCondition, timeMs, type InvalidAnnotationError } from '@podlife/core';
 import { readLifecycle, type ContainerLifecycle, type LifecycleOptions, type PodLifecycle, type StopSpec } from './annotations.js';
+import { ephemeralName } from './strategies/ephemeral.js';
 import {
   ConditionType,
   NO_UPDATES,
@@ -328,6 +330,7 @@ function planStop(
   const progress: V1PodCondition | undefined = findCondition(pod.status?.conditions, ConditionType.SidecarsStopped);
   const keystoneDone = findCondition(pod.status?.conditions, ConditionType.KeystoneFinished)?.status === 'True';
   const issued = progress?.status === 'False' ? issuedStops(progress.message) : [];
+  addEphemeralStops(pod, targets, issued);
 
   const steps: StopStep[] = [];
   const failed: string[] = [];
@@ -413,6 +416,23 @@ function planStop(
     failed,
     updates,
   };
+}
+
+/**
+ * An ephemeral stop container in the pod is itself a record that its stop was issued: a
+ * controller that died between adding it and writing the progress condition must neither add
+ * it again nor announce the stop twice.
+ */
+function addEphemeralStops(pod: V1Pod, targets: readonly string[], issued: IssuedStop[]): void {
+  const ephemerals = pod.spec?.ephemeralContainers;
+  if (!ephemerals || ephemerals.length === 0) return;
+  for (const container of targets) {
+    for (const escalated of [false, true]) {
+      if (wasIssued(issued, container, escalated)) continue;
+      const name = ephemeralName(container, escalated);
+      if (ephemerals.some((e) => e.name === name && e.targetContainerName === container)) issued.push({ container, escalated });
+    }
+  }
 }
 
 function wasIssued(issued: readonly IssuedStop[], container: string, escalated: boolean): boolean {

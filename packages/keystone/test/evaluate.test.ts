@@ -145,6 +145,10 @@ describe('evaluatePod', () => {
       { name: 'a recorded stop is not repeated', pod: k().condition('podlife.dev/SidecarsStopped', 'False', issued('worker')), want: 'stop:K [worker@0* proxy@1]' },
       { name: 'a recorded plain stop does not count as the SIGKILL', pod: k().condition('podlife.dev/SidecarsStopped', 'False', issued('worker')), now: T0 + 15_000, want: 'stop:K [worker@0! proxy@1]' },
       { name: 'a recorded SIGKILL is not repeated', pod: k().condition('podlife.dev/SidecarsStopped', 'False', issued('worker, worker:KILL')), now: T0 + 15_000, want: 'stop:K [worker@0!* proxy@1]' },
+      { name: 'an ephemeral stop container already in the pod counts as issued, with no record', pod: k().ephemeral('podlife-stop-worker', 'worker'), want: 'stop:K [worker@0* proxy@1]' },
+      { name: 'so does one beside a record that lacks it', pod: k().condition('podlife.dev/SidecarsStopped', 'False', 'stopping worker, proxy; issued: ').ephemeral('podlife-stop-worker', 'worker'), want: 'stop:K [worker@0* proxy@1]' },
+      { name: 'an ephemeral SIGKILL container counts as the escalation', pod: k().ephemeral('podlife-stop-worker', 'worker').ephemeral('podlife-kill-worker', 'worker'), now: T0 + 15_000, want: 'stop:K [worker@0!* proxy@1]' },
+      { name: 'an ephemeral container of another name or target does not count', pod: k().ephemeral('debugger', 'worker').ephemeral('podlife-stop-worker', 'proxy'), want: 'stop:K [worker@0 proxy@1]' },
       { name: 'SidecarsStopped=True: done', pod: k().finished('worker', 0).finished('proxy', 0).condition('podlife.dev/SidecarsStopped', 'True', 'stopped'), want: 'none:done' },
     ]);
 

@@ -1,5 +1,5 @@
 /** Pod fixtures for keystone tests: `pod().container('app').sidecar('proxy').finished('app', 0).build()`. */
-import type { V1Container, V1ContainerStatus, V1Pod, V1PodCondition } from '@kubernetes/client-node';
+import type { V1Container, V1ContainerStatus, V1EphemeralContainer, V1Pod, V1PodCondition } from '@kubernetes/client-node';
 
 export const T0 = Date.parse('2024-05-01T10:00:00Z');
 export const iso = (ms: number): string => new Date(ms).toISOString();
@@ -10,6 +10,7 @@ export class PodBuilder {
   private readonly annotations: Record<string, string> = {};
   private readonly containers: V1Container[] = [];
   private readonly inits: V1Container[] = [];
+  private readonly ephemerals: V1EphemeralContainer[] = [];
   private readonly states = new Map<string, State>();
   private readonly last = new Map<string, { exitCode: number; at: number }>();
   private readonly conditions: V1PodCondition[] = [];
@@ -41,6 +42,11 @@ export class PodBuilder {
   }
   init(name: string): this {
     this.inits.push({ name, image: 'init:1' });
+    return this;
+  }
+  /** An ephemeral container targeting `target` (as a stop strategy adds them). */
+  ephemeral(name: string, target: string): this {
+    this.ephemerals.push({ name, image: 'busybox:1', targetContainerName: target });
     return this;
   }
   annotate(key: string, value: string): this {
@@ -118,6 +124,7 @@ export class PodBuilder {
       spec: {
         containers: this.containers.map((c) => ({ ...c })),
         ...(this.inits.length > 0 ? { initContainers: this.inits.map((c) => ({ ...c })) } : {}),
+        ...(this.ephemerals.length > 0 ? { ephemeralContainers: this.ephemerals.map((c) => ({ ...c })) } : {}),
         ...(this.restart !== undefined ? { restartPolicy: this.restart } : {}),
         ...(this.graceSeconds !== undefined ? { terminationGracePeriodSeconds: this.graceSeconds } : {}),
         ...(this.share ? { shareProcessNamespace: true } : {}),
