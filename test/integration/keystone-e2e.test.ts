@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
-import { createLogger, resourcePath, type KubeClient } from '@podlife/core';
+import { createLogger, isConflict, isNotFound, resourcePath, type KubeClient } from '@podlife/core';
 import { ControllerApp, devCertificates, webhookEntry, type ControllerConfig, type ControllerFlags } from '@podlife/controller';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { SimulatedKubelet, SCRIPT_ANNOTATION, type PodScript } from '../support/kubelet.js';
@@ -93,7 +93,21 @@ describe('keystone end to end (real API server, Job controller, simulated kubele
   let app: ControllerApp | undefined;
 
   async function createPod(name: string, template: ReturnType<typeof podTemplate>, query?: Record<string, string>): Promise<V1Pod> {
-    return cp.client.create<V1Pod>(podsPath(ns), { apiVersion: 'v1', kind: 'Pod', metadata: { name, ...template.metadata }, spec: template.spec }, query);
+    return createAfresh<V1Pod>(podsPath(ns), { apiVersion: 'v1', kind: 'Pod', metadata: { name, ...template.metadata }, spec: template.spec }, query);
+  }
+
+  /** Creates an object; one left by an earlier try of the same test is deleted first. */
+  async function createAfresh<T>(collection: string, body: { metadata: { name: string } } & Record<string, unknown>, query?: Record<string, string>): Promise<T> {
+    try {
+      return await cp.client.create<T>(collection, body, query);
+    } catch (err) {
+      if (!isConflict(err) || query?.dryRun) throw err;
+      const path = `${collection}/${body.metadata.name}`;
+      // Foreground: a Job is gone only once its pods are, so a label query sees only the new ones.
+      await cp.client.delete(path, { gracePeriodSeconds: 0, propagationPolicy: 'Foreground' }).catch(() => undefined);
+      await waitFor(`${path} deleted`, async () => (await cp.client.get(path).then(() => false, (e: unknown) => isNotFound(e))));
+      return cp.client.create<T>(collection, body, query);
+    }
   }
 
   async function startApp(over: Partial<ControllerFlags> = {}, extra: { identity?: string } = {}): Promise<ControllerApp> {
@@ -142,7 +156,7 @@ describe('keystone end to end (real API server, Job controller, simulated kubele
         containers: [{ name: 'app' }, { name: 'proxy', role: 'sidecar' }],
         script: { containers: { app: { runMs: 500 }, proxy: { exitOnSignal: { TERM: 0 } } } },
       });
-      await cp.client.create(resourcePath({ group: 'batch', version: 'v1', resource: 'jobs', namespace: ns }), {
+      await createAfresh(resourcePath({ group: 'batch', version: 'v1', resource: 'jobs', namespace: ns }), {
         metadata: { name: 'with-sidecar' },
         spec: { backoffLimit: 0, template },
       });
@@ -168,7 +182,7 @@ describe('keystone end to end (real API server, Job controller, simulated kubele
         annotations: { 'podlife.dev/completion': 'phase' },
         script: { containers: { app: { runMs: 500 } } }, // proxy: 128+15 on TERM
       });
-      await cp.client.create(resourcePath({ group: 'batch', version: 'v1', resource: 'jobs', namespace: ns }), {
+      await createAfresh(resourcePath({ group: 'batch', version: 'v1', resource: 'jobs', namespace: ns }), {
         metadata: { name: 'by-phase' },
         spec: { backoffLimit: 0, template },
       });
