@@ -34,7 +34,7 @@
  *   across an API server restart.
  */
 import type { V1Container, V1NodeCondition, V1Pod, V1PodCondition, V1Taint, V1Toleration } from '@kubernetes/client-node';
-import { ApiError, ContentType, KubeClient, isConflict, isNotFound, resourcePath } from '@podlife/core';
+import { ApiError, ContentType, KubeClient, isConflict, isNotFound, lines, resourcePath } from '@podlife/core';
 import {
   SCRIPT_ANNOTATION,
   containerScript,
@@ -283,26 +283,18 @@ export class SimulatedKubelet {
           path, signal,
           query: { watch: 1, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 240 },
         });
-        let buffer = '';
-        for await (const chunk of res) {
-          buffer += (chunk as Buffer).toString('utf8');
-          let nl: number;
-          while ((nl = buffer.indexOf('\n')) >= 0) {
-            const line = buffer.slice(0, nl).trim();
-            buffer = buffer.slice(nl + 1);
-            if (!line) continue;
-            const event = JSON.parse(line) as { type: string; object: V1Pod & { code?: number } };
-            if (event.type === 'ERROR') {
-              // 410 Gone (compacted) or any other watch error: start over with a fresh list.
-              resourceVersion = undefined;
-              res.destroy();
-              break;
-            }
-            const rv = event.object.metadata?.resourceVersion;
-            if (rv) resourceVersion = rv;
-            if (event.type === 'ADDED' || event.type === 'MODIFIED') this.onPod(event.object);
-            else if (event.type === 'DELETED') this.onPodDeleted(event.object);
+        for await (const line of lines(res)) {
+          const event = JSON.parse(line) as { type: string; object: V1Pod & { code?: number } };
+          if (event.type === 'ERROR') {
+            // 410 Gone (compacted) or any other watch error: start over with a fresh list.
+            resourceVersion = undefined;
+            res.destroy();
+            break;
           }
+          const rv = event.object.metadata?.resourceVersion;
+          if (rv) resourceVersion = rv;
+          if (event.type === 'ADDED' || event.type === 'MODIFIED') this.onPod(event.object);
+          else if (event.type === 'DELETED') this.onPodDeleted(event.object);
         }
       } catch (err) {
         if (signal.aborted) return;

@@ -7,7 +7,7 @@
  * is resumed from the last version seen.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { resourcePath, type KubeClient } from '@podlife/core';
+import { lines, resourcePath, type KubeClient } from '@podlife/core';
 
 export interface PodRecording {
   readonly versions: V1Pod[];
@@ -33,30 +33,22 @@ export function recordPod(client: KubeClient, namespace: string, name: string, o
           path, signal: abort.signal,
           query: { watch: 1, fieldSelector: `metadata.name=${name}`, resourceVersion, allowWatchBookmarks: true },
         });
-        let buffer = '';
-        for await (const chunk of res) {
-          buffer += (chunk as Buffer).toString('utf8');
-          let nl: number;
-          while ((nl = buffer.indexOf('\n')) >= 0) {
-            const line = buffer.slice(0, nl).trim();
-            buffer = buffer.slice(nl + 1);
-            if (!line) continue;
-            const event = JSON.parse(line) as { type: string; object: V1Pod };
-            if (event.type === 'ERROR') {
-              resourceVersion = undefined;
-              continue;
-            }
-            resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
-            if (event.type === 'BOOKMARK') continue;
-            if (event.type === 'DELETED') {
-              deleted = true;
-              markGone();
-              res.destroy();
-              return;
-            }
-            versions.push(event.object);
-            onChange?.(event.object);
+        for await (const line of lines(res)) {
+          const event = JSON.parse(line) as { type: string; object: V1Pod };
+          if (event.type === 'ERROR') {
+            resourceVersion = undefined;
+            continue;
           }
+          resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
+          if (event.type === 'BOOKMARK') continue;
+          if (event.type === 'DELETED') {
+            deleted = true;
+            markGone();
+            res.destroy();
+            return;
+          }
+          versions.push(event.object);
+          onChange?.(event.object);
         }
       } catch {
         if (abort.signal.aborted) return;
