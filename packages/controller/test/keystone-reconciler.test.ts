@@ -154,6 +154,25 @@ describe('keystone reconciler', () => {
     await h.reconciler.drain();
   });
 
+  it('records SidecarsStopped=True on its last pass even when the pod already turned terminal', async () => {
+    // The kubelet's write showing the sidecar stopped can carry the terminal phase as well.
+    const h = harness();
+    const p = pod()
+      .keystone('app')
+      .sidecar('proxy')
+      .finished('app', 0)
+      .finished('proxy', 143, T0 + 1500)
+      .condition({ type: 'podlife.dev/KeystoneFinished', status: 'True', reason: 'KeystoneTerminated', message: 'keystone container app terminated', lastTransitionTime: new Date(T0 + 1100) })
+      .condition({ type: 'podlife.dev/SidecarsStopped', status: 'False', reason: 'Stopping', message: 'stopping proxy; issued: proxy', lastTransitionTime: new Date(T0 + 1100) })
+      .build();
+    p.status!.phase = 'Failed';
+    await h.reconciler.reconcile(add(h, p), h.abort.signal);
+    const written = (h.patches[0]?.body as { status: { conditions: V1PodCondition[] } } | undefined)?.status.conditions;
+    assert.deepEqual(written?.map((c) => `${c.type}=${c.status}: ${c.message}`), ['podlife.dev/SidecarsStopped=True: stopped: proxy=143']);
+    assert.deepEqual(h.events.map((e) => e.reason), ['SidecarExitedNonZero']);
+    assert.equal(h.execs.length, 0);
+  });
+
   it('rule K with TerminatePod deletes the pod with its own grace period', async () => {
     const h = harness();
     const p = pod().keystone('app').sidecar('proxy').annotate('podlife.dev/on-keystone-exit', 'TerminatePod').finished('app', 0).build();

@@ -5,6 +5,10 @@
  * - pure and clock-free: the same pod, options and `nowMs` give the same decision;
  * - a pod without lifecycle annotations, a terminating pod and a pod in a terminal phase get
  *   `none`; an invalid pod gets `invalid` and never a destructive action;
+ * - a pod that reached a terminal phase while its stop was recorded as in progress
+ *   (`SidecarsStopped=False`) gets the update that closes the record once every target has
+ *   stopped: the kubelet's write that shows the last container stopped may already carry the
+ *   terminal phase, and no later pass would see the pod any other way;
  * - no sidecar is in the current stop stage while a main container still runs (unless that
  *   main was given up after its whole share and a SIGKILL, which is reported as a failure);
  * - one budget, the pod's terminationGracePeriodSeconds, counted from when the rule fired
@@ -152,7 +156,7 @@ export function stageDeadline(startMs: number, budgetEndMs: number, stagesLeft: 
 export function evaluatePod(pod: V1Pod, options: EvaluateOptions): Decision {
   if (pod.metadata?.deletionTimestamp) return NONE.terminating;
   const phase = pod.status?.phase;
-  if (phase === 'Succeeded' || phase === 'Failed') return NONE.terminal;
+  if (phase === 'Succeeded' || phase === 'Failed') return closeRecord(pod, options);
   const reading = readLifecycle(pod, options);
   if (reading.kind === 'not-ours') return NONE['not-ours'];
   const conditions = pod.status?.conditions;
@@ -166,6 +170,18 @@ export function evaluatePod(pod: V1Pod, options: EvaluateOptions): Decision {
   const decision = lifecycle.keystones.length > 0 ? ruleK(pod, lifecycle, options) : ruleS(pod, lifecycle, options);
   if (becameValid === undefined) return decision;
   return { ...decision, updates: [becameValid, ...decision.updates] } as Decision;
+}
+
+/** A terminal pod: `none`, with SidecarsStopped=True (and its Events) if our record of a stop is still open. */
+function closeRecord(pod: V1Pod, options: EvaluateOptions): NoneDecision {
+  if (findCondition(pod.status?.conditions, ConditionType.SidecarsStopped)?.status !== 'False') return NONE.terminal;
+  const reading = readLifecycle(pod, options);
+  if (reading.kind !== 'valid') return NONE.terminal;
+  const lifecycle = reading.lifecycle;
+  // The rules themselves say whether every target has stopped and with which exit codes.
+  const decision = lifecycle.keystones.length > 0 ? ruleK(pod, lifecycle, options) : ruleS(pod, lifecycle, options);
+  if (decision.action !== 'none' || decision.why !== 'done' || decision.updates.length === 0) return NONE.terminal;
+  return none('terminal', decision.updates);
 }
 
 function statusOf(pod: V1Pod, name: string): V1ContainerStatus | undefined {

@@ -175,6 +175,41 @@ describe('evaluatePod', () => {
     });
   });
 
+  describe('a pod that turned terminal while its stop was recorded in progress', () => {
+    // The kubelet's write that shows the last container stopped may already carry the phase.
+    const stopping = 'stopping worker, proxy; issued: worker, proxy';
+    const k = () =>
+      pod().keystone('app').container('worker').sidecar('proxy').finished('app', 0)
+        .condition('podlife.dev/KeystoneFinished', 'True').condition('podlife.dev/SidecarsStopped', 'False', stopping);
+
+    it('closes the record with each stopped container exit code', () => {
+      const d = run({ pod: k().finished('worker', 143).finished('proxy', 143).phase('Failed') });
+      assert.equal(summary(d), 'none:terminal');
+      const update = d.updates.find((u) => u.condition.type === 'podlife.dev/SidecarsStopped');
+      assert.equal(update?.condition.status, 'True');
+      assert.equal(update?.condition.message, 'stopped: worker=143, proxy=143');
+      assert.deepEqual(update?.events.map((e) => e.reason), ['SidecarExitedNonZero', 'SidecarExitedNonZero']);
+    });
+
+    it('closes it under rule S too', () => {
+      const s = pod().container('app').sidecar('proxy').finished('app', 0).finished('proxy', 0)
+        .condition('podlife.dev/SidecarsStopped', 'False', 'stopping proxy; issued: proxy').phase('Succeeded');
+      assert.deepEqual(run({ pod: s }).updates.map((u) => `${u.condition.type}=${u.condition.status}`), ['podlife.dev/SidecarsStopped=True']);
+    });
+
+    it('writes nothing while a target is still running', () => {
+      assert.deepEqual(run({ pod: k().finished('worker', 143).phase('Failed') }).updates, []);
+    });
+
+    it('writes nothing when the record is already closed or was never opened', () => {
+      const done = pod().keystone('app').container('worker').sidecar('proxy').finished('app', 0).finished('worker', 143).finished('proxy', 143)
+        .condition('podlife.dev/SidecarsStopped', 'True', 'stopped: worker=143, proxy=143').phase('Failed');
+      const never = pod().container('app').sidecar('proxy').finished('app', 0).finished('proxy', 0).phase('Succeeded');
+      assert.deepEqual(run({ pod: done }).updates, []);
+      assert.deepEqual(run({ pod: never }).updates, []);
+    });
+  });
+
   describe('SidecarExitedNonZero (DESIGN 3.4)', () => {
     it('warns, naming the remedies, when a sidecar exit code fails the pod under Never', () => {
       const d = run({ pod: pod().container('app').sidecar('proxy').finished('app', 0).finished('proxy', 143) });
