@@ -83,9 +83,8 @@ function describePod(p: V1Pod): string {
 describe('keystone end to end (real API server, Job controller, simulated kubelet)', function () {
   this.timeout(120_000);
   // These scenarios race a real API server, the Job controller and the simulated kubelet on
-  // wall-clock timing. A rare timeout (about one run in twenty of the whole file, not
-  // reproduced in isolation) gets one more try; a failure prints the pod's podlife conditions,
-  // container states and ephemeral containers, so a second failure says what went wrong.
+  // wall-clock timing, so a failed test gets one more try; a failed wait prints the pod's podlife
+  // conditions, container states and ephemeral containers, so a second failure says what went wrong.
   this.retries(1);
   let cp: ControlPlane;
   let kubelet: SimulatedKubelet;
@@ -279,6 +278,14 @@ describe('keystone end to end (real API server, Job controller, simulated kubele
   });
 
   describe('restarts and replicas', () => {
+    const stoppingEvents = async (pod: string) => {
+      const events = await cp.client.get<{ items: { reason?: string; note?: string; series?: { count?: number } }[] }>(
+        resourcePath({ group: 'events.k8s.io', version: 'v1', resource: 'events', namespace: ns }),
+        { fieldSelector: `regarding.name=${pod}` },
+      );
+      return events.items.filter((e) => e.reason === 'StoppingContainer');
+    };
+
     it('a controller killed mid-way is resumed by its successor without repeating a stop', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'podlife-e2e-cfg-'));
       const configFile = join(dir, 'config.yaml');
@@ -296,7 +303,13 @@ describe('keystone end to end (real API server, Job controller, simulated kubele
           containers: [{ name: 'app', role: 'keystone' }, { name: 'proxy-a', role: 'sidecar' }, { name: 'proxy-b', role: 'sidecar' }],
           script: { containers: { app: { runMs: 1500 }, 'proxy-b': { signalExitDelayMs: 4000 } } },
         }));
-        await waitFor('the stop of proxy-b issued', async () => ephemeralNames(await getPod(cp.client, ns, 'resume')).includes('podlife-stop-proxy-b'), { timeoutMs: 60_000 });
+        // Killed while proxy-b is stopping, once its stop is both issued and announced: the
+        // StoppingContainer Event is written just after the ephemeral container is added, and a
+        // kill between the two loses it (a successor takes the container as the record that the
+        // stop was issued, and must not announce it a second time).
+        await waitFor('the stop of proxy-b issued and announced', async () =>
+          ephemeralNames(await getPod(cp.client, ns, 'resume')).includes('podlife-stop-proxy-b') &&
+          (await stoppingEvents('resume')).some((e) => /container proxy-b /.test(e.note ?? '')), { timeoutMs: 60_000 });
         child.kill('SIGKILL');
         await new Promise((r) => child.once('exit', r));
         child = run();
@@ -309,11 +322,7 @@ describe('keystone end to end (real API server, Job controller, simulated kubele
         assert.deepEqual(ephemeralNames(pod).sort(), ['podlife-stop-proxy-a', 'podlife-stop-proxy-b'], 'no stop repeated, no escalation');
         const at = (c: string) => Date.parse(String(terminated(pod, c)?.finishedAt));
         assert.ok(at('proxy-b') <= at('proxy-a'), 'sidecars stop in reverse spec order');
-        const events = await cp.client.get<{ items: { reason?: string; note?: string; series?: { count?: number } }[] }>(
-          resourcePath({ group: 'events.k8s.io', version: 'v1', resource: 'events', namespace: ns }),
-          { fieldSelector: 'regarding.name=resume' },
-        );
-        const stopping = events.items.filter((e) => e.reason === 'StoppingContainer');
+        const stopping = await stoppingEvents('resume');
         assert.deepEqual(stopping.map((e) => /container (\S+)/.exec(e.note ?? '')?.[1]).sort(), ['proxy-a', 'proxy-b']);
         assert.ok(stopping.every((e) => (e.series?.count ?? 1) === 1), 'each stop announced once');
       } finally {
