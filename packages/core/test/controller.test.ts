@@ -4,6 +4,7 @@ import { Registry } from 'prom-client';
 import { Controller, type ReconcileResult, type Reconciler } from '../src/controller.js';
 import { Informer } from '../src/informer.js';
 import { FakeTransport, obj, type TestObject } from './support/fake-transport.js';
+import { until } from './support/until.js';
 
 const controllers: Controller[] = [];
 afterEach(async () => {
@@ -17,18 +18,6 @@ function controller(reconcile: Reconciler['reconcile'], opts: { concurrency?: nu
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-function until(check: () => boolean, ms = 2_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  return new Promise((resolve, reject) => {
-    const poll = (): void => {
-      if (check()) resolve();
-      else if (Date.now() > deadline) reject(new Error('condition not reached in time'));
-      else setTimeout(poll, 2);
-    };
-    poll();
-  });
-}
 
 describe('Controller', () => {
   it('retries a failing key with growing delays and forgets its backoff once it succeeds', async () => {

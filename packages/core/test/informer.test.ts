@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it, afterEach } from 'mocha';
 import { Informer, StalledWatchError, stripManagedFields } from '../src/informer.js';
 import { FakeTransport, bookmark, obj, type TestObject } from './support/fake-transport.js';
+import { until } from './support/until.js';
 
 const running: Informer<TestObject>[] = [];
 
@@ -24,18 +25,6 @@ function record(inf: Informer<TestObject>): string[] {
   inf.on('delete', (o) => seen.push(`delete ${o.metadata?.name}@${o.metadata?.resourceVersion}`));
   inf.on('relist', (reason) => seen.push(`relist ${reason}`));
   return seen;
-}
-
-function until(check: () => boolean, ms = 2_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  return new Promise((resolve, reject) => {
-    const poll = (): void => {
-      if (check()) resolve();
-      else if (Date.now() > deadline) reject(new Error('condition not reached in time'));
-      else setTimeout(poll, 2);
-    };
-    poll();
-  });
 }
 
 afterEach(async () => {

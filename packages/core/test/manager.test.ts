@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it, afterEach } from 'mocha';
+import { until as poll } from './support/until.js';
+
+const until = (check: () => boolean, ms = 3_000): Promise<void> => poll(check, ms, 5);
 import { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, KubeClient } from '../src/client.js';
 import { Controller } from '../src/controller.js';
@@ -34,18 +37,6 @@ class MemoryLease implements LeaseApi {
     this.lease = { ...l, metadata: { ...l.metadata, resourceVersion: String(++this.rv) } };
     return structuredClone(this.lease);
   }
-}
-
-function until(check: () => boolean, ms = 3_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  return new Promise((resolve, reject) => {
-    const poll = (): void => {
-      if (check()) resolve();
-      else if (Date.now() > deadline) reject(new Error('condition not reached in time'));
-      else setTimeout(poll, 5);
-    };
-    poll();
-  });
 }
 
 describe('Manager', () => {
