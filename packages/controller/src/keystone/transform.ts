@@ -6,11 +6,13 @@
  *   resourceVersion): it can never be acted on, and 10k such pods cost little memory;
  * - for a podlife pod everything `evaluatePod`, the actuators and the network-condition
  *   controller read is kept: annotations, container names, roles and securityContext user,
- *   restart policy, grace period, native-sidecar init containers, ephemeral container names,
- *   phase, podIPs, conditions and container states;
+ *   restart policy, grace period, shareProcessNamespace (it makes signal stops invalid), the
+ *   pod-level user, native-sidecar init containers, ephemeral container names, phase, podIPs,
+ *   conditions and container states — a property test checks that `evaluatePod` decides the
+ *   same on this view as on the full pod;
  * - the transform is pure and never mutates its input.
  */
-import type { V1Container, V1ContainerStatus, V1EphemeralContainer, V1Pod } from '@kubernetes/client-node';
+import type { V1Container, V1ContainerStatus, V1EphemeralContainer, V1Pod, V1PodSecurityContext } from '@kubernetes/client-node';
 
 const podlifeKey = /(^|\.)podlife\.dev\/|^sidecars\.alpha\.kubernetes\.io\//;
 
@@ -22,6 +24,7 @@ export function hasPodlifeAnnotation(annotations: Record<string, string> | null 
 }
 
 function container(c: V1Container): V1Container {
+  if (typeof c !== 'object' || c === null) return c;
   const out: V1Container = { name: c.name };
   if (c.restartPolicy !== undefined) out.restartPolicy = c.restartPolicy;
   const sc = c.securityContext;
@@ -32,11 +35,16 @@ function container(c: V1Container): V1Container {
 }
 
 function status(s: V1ContainerStatus): V1ContainerStatus {
+  if (typeof s !== 'object' || s === null) return s;
   const out: V1ContainerStatus = { name: s.name, ready: s.ready, restartCount: s.restartCount, image: '', imageID: '' };
   if (s.state) out.state = s.state;
   if (s.lastState) out.lastState = s.lastState;
   if (s.started !== undefined) out.started = s.started;
   return out;
+}
+
+function podUser(sc: V1PodSecurityContext): V1PodSecurityContext {
+  return { runAsUser: sc.runAsUser, runAsGroup: sc.runAsGroup, runAsNonRoot: sc.runAsNonRoot };
 }
 
 export function keepLifecycleFields(pod: V1Pod): V1Pod {
@@ -58,6 +66,8 @@ export function keepLifecycleFields(pod: V1Pod): V1Pod {
       ...(spec.ephemeralContainers
         ? { ephemeralContainers: spec.ephemeralContainers.map((e): V1EphemeralContainer => ({ name: e.name, targetContainerName: e.targetContainerName })) }
         : {}),
+      ...(spec.shareProcessNamespace !== undefined ? { shareProcessNamespace: spec.shareProcessNamespace } : {}),
+      ...(spec.securityContext ? { securityContext: podUser(spec.securityContext) } : {}),
       ...(spec.restartPolicy ? { restartPolicy: spec.restartPolicy } : {}),
       ...(spec.terminationGracePeriodSeconds !== undefined ? { terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds } : {}),
       ...(spec.nodeName ? { nodeName: spec.nodeName } : {}),
