@@ -3,7 +3,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { evaluatePod } from '@podlife/keystone';
 import fc from 'fast-check';
 import { describe, it } from 'mocha';
-import { keepLifecycleFields } from '../src/keystone/transform.js';
+import { hasPodlifeAnnotation, keepLifecycleFields } from '../src/keystone/transform.js';
 import { nowArb, podArb, T0 } from './pod-arbitrary.js';
 
 function sharedPidPod(): V1Pod {
@@ -31,7 +31,14 @@ describe('the keystone pod cache keeps what the decision reads', () => {
     fc.assert(
       fc.property(podArb, nowArb, fc.constantFrom(1, 2), (pod, nowMs, keystoneLimit) => {
         const options = { nowMs, keystoneLimit, execCommands: { drain: ['drain'] } };
-        assert.deepEqual(evaluatePod(keepLifecycleFields(pod), options), evaluatePod(pod, options));
+        const cached = evaluatePod(keepLifecycleFields(pod), options);
+        const full = evaluatePod(pod, options);
+        if (hasPodlifeAnnotation(pod.metadata?.annotations)) assert.deepEqual(cached, full);
+        else {
+          // Cached as identity only: not-ours instead of, say, terminal — either way nothing is done or written.
+          assert.deepEqual([cached.action, cached.updates], ['none', []]);
+          assert.deepEqual([full.action, full.updates], ['none', []]);
+        }
       }),
       { numRuns: 2000, interruptAfterTimeLimit: 3000 },
     );

@@ -3,7 +3,8 @@
  *
  * Guarantees:
  * - bad input never throws anything but an `InvalidAnnotationError`, whose message names the
- *   key, the offending value and what would be accepted;
+ *   key, the offending value and what would be accepted — key and value clipped, so a hostile
+ *   annotation never makes a long message;
  * - name validation matches the API server's (k8s.io/apimachinery/pkg/util/validation):
  *   a key this module accepts is one the server accepts, and the reverse;
  * - only own properties are read, so keys like `constructor` are never mistaken for values.
@@ -16,8 +17,17 @@ export class InvalidAnnotationError extends Error {
     readonly value: string | undefined,
     readonly reason: string,
   ) {
-    super(`annotation "${key}"${value !== undefined ? ` = "${value}"` : ''}: ${reason}`);
+    super(`annotation "${clipText(key, KEY_SHOWN)}"${value !== undefined ? ` = "${typeof value === 'string' ? clipText(value, VALUE_SHOWN) : typeof value}"` : ''}: ${reason}`);
   }
+}
+
+/** How much of a key and of a value an error message shows: bad input never makes a long message. */
+const KEY_SHOWN = 128;
+const VALUE_SHOWN = 128;
+
+/** `text` cut to `max` characters, saying how many were left out. */
+export function clipText(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…(${text.length - max} more characters)`;
 }
 
 const DNS1123_LABEL_MAX = 63;

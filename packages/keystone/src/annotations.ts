@@ -3,8 +3,11 @@
  *
  * Guarantees:
  * - a pod carrying none of the lifecycle keys is "not ours" and reading it allocates nothing;
- * - every problem becomes an `InvalidAnnotationError` naming the offending key — all of them
- *   are collected, nothing throws out of `readLifecycle`;
+ * - every problem becomes an `InvalidAnnotationError` naming the offending key — the first
+ *   `REPORTED_PROBLEMS_MAX` are listed and the rest counted, nothing throws out of
+ *   `readLifecycle` whatever the object holds (it may come straight from an AdmissionReview);
+ * - work is linear in the number of annotations and containers, and messages are bounded:
+ *   a hostile pod costs neither time nor memory out of proportion to its size;
  * - annotations never choose an image or a command line: `exec:<name>` only refers to a
  *   command the controller's configuration names, and http paths are limited to URL-safe
  *   characters, so no value can smuggle shell syntax or extra arguments;
@@ -12,7 +15,7 @@
  *   `sidecar` role and stop keys, so a pod converted at admission stays valid.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { InvalidAnnotationError } from '@podlife/core';
+import { InvalidAnnotationError, clipText } from '@podlife/core';
 
 export const Annotation = {
   RolePrefix: 'role.podlife.dev/',
@@ -85,7 +88,13 @@ export interface PodLifecycle {
 
 export type LifecycleReading =
   | { readonly kind: 'not-ours' }
-  | { readonly kind: 'invalid'; readonly errors: readonly InvalidAnnotationError[] }
+  | {
+      readonly kind: 'invalid';
+      /** The first problems found (at most REPORTED_PROBLEMS_MAX). */
+      readonly errors: readonly InvalidAnnotationError[];
+      /** Problems found beyond those listed. */
+      readonly omitted: number;
+    }
   | { readonly kind: 'valid'; readonly lifecycle: PodLifecycle };
 
 const NOT_OURS: LifecycleReading = Object.freeze({ kind: 'not-ours' });
@@ -207,147 +216,211 @@ function parseEnum<T extends string>(
   if (!Object.hasOwn(annotations, key)) return fallback;
   const value = annotations[key];
   if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
-  errors.push(new InvalidAnnotationError(key, value, `must be one of ${allowed.map((v) => `"${v}"`).join(', ')}`));
+  errors.push(new InvalidAnnotationError(key, typeof value === 'string' ? value : undefined, `must be one of ${allowed.map((v) => `"${v}"`).join(', ')}`));
   return fallback;
 }
 
+/** At most this many problems are listed; the rest are counted (`omitted`). */
+export const REPORTED_PROBLEMS_MAX = 10;
+/** Container names quoted in one message (`have: a, b, c and 12 more`). */
+const NAMES_SHOWN = 5;
+/** Below this many containers a scan beats building an index. */
+const SCAN_MAX = 8;
+
+/** Name -> first index in a container list; scans small lists, indexes large ones once. */
+class NameIndex {
+  private map: Map<string, number> | undefined;
+  constructor(private readonly names: readonly string[]) {}
+  indexOf(name: string): number {
+    if (this.names.length <= SCAN_MAX) return this.names.indexOf(name);
+    if (!this.map) {
+      this.map = new Map();
+      for (let i = this.names.length - 1; i >= 0; i--) this.map.set(this.names[i] as string, i);
+    }
+    return this.map.get(name) ?? -1;
+  }
+}
+
+/** Collects problems: the first few as errors, the rest only counted. */
+class Problems {
+  readonly errors: InvalidAnnotationError[] = [];
+  omitted = 0;
+  get count(): number {
+    return this.errors.length + this.omitted;
+  }
+  add(key: string, value: string | undefined, reason: () => string): void {
+    if (this.errors.length < REPORTED_PROBLEMS_MAX) this.errors.push(new InvalidAnnotationError(key, value, reason()));
+    else this.omitted++;
+  }
+  push(error: InvalidAnnotationError): void {
+    if (this.errors.length < REPORTED_PROBLEMS_MAX) this.errors.push(error);
+    else this.omitted++;
+  }
+}
+
+/** The names of a container list as the API server would have them; anything malformed names nothing. */
+function namesOf(list: unknown): string[] {
+  if (!Array.isArray(list)) return [];
+  const out = new Array<string>(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const c: unknown = list[i];
+    const name = typeof c === 'object' && c !== null ? (c as { name?: unknown }).name : undefined;
+    out[i] = typeof name === 'string' ? name : '';
+  }
+  return out;
+}
+
+function nativeNamesOf(list: unknown): Set<string> {
+  const out = new Set<string>();
+  if (!Array.isArray(list)) return out;
+  for (const c of list as unknown[]) {
+    if (typeof c === 'object' && c !== null && isNativeSidecar(c as V1Container) && typeof (c as V1Container).name === 'string') out.add((c as V1Container).name);
+  }
+  return out;
+}
+
+function describeNames(names: readonly string[]): string {
+  if (names.length === 0) return 'none';
+  const shown = names.slice(0, NAMES_SHOWN).map((n) => clipText(n, 63)).join(', ');
+  return names.length > NAMES_SHOWN ? `${shown} and ${names.length - NAMES_SHOWN} more` : shown;
+}
+
 /**
- * Read and validate a pod's lifecycle annotations against its spec. Never throws.
+ * Read and validate a pod's lifecycle annotations against its spec. Never throws, whatever the
+ * object holds. Work is linear in the number of annotations and containers; an invalid reading
+ * lists at most `REPORTED_PROBLEMS_MAX` problems, each with a bounded message, and counts the rest.
  */
 export function readLifecycle(pod: V1Pod, options: LifecycleOptions = {}): LifecycleReading {
-  const annotations = pod.metadata?.annotations;
-  if (!hasLifecycleAnnotations(annotations) || !annotations) return NOT_OURS;
+  const annotations = (pod as { metadata?: { annotations?: unknown } } | null | undefined)?.metadata?.annotations;
+  if (typeof annotations !== 'object' || annotations === null || Array.isArray(annotations)) return NOT_OURS;
+  const map = annotations as Record<string, unknown>;
+  if (!hasLifecycleAnnotations(map as Record<string, string>)) return NOT_OURS;
 
-  const containers = pod.spec?.containers ?? [];
-  const initContainers = pod.spec?.initContainers ?? [];
-  const errors: InvalidAnnotationError[] = [];
+  const spec = (pod as { spec?: unknown }).spec;
+  const specObj = typeof spec === 'object' && spec !== null ? (spec as { containers?: unknown; initContainers?: unknown; shareProcessNamespace?: unknown }) : {};
+  const names = namesOf(specObj.containers);
+  const initNames = namesOf(specObj.initContainers);
+  const index = new NameIndex(names);
+  const nativeNames = nativeNamesOf(specObj.initContainers);
+  let initIndex: Set<string> | undefined;
+  const problems = new Problems();
   // Role per spec.containers index; native sidecars are collected apart.
-  const roles: (ContainerRole | undefined)[] = new Array<ContainerRole | undefined>(containers.length);
-  const roleKeys: (string | undefined)[] = new Array<string | undefined>(containers.length);
-  const stops: (StopSpec | undefined)[] = new Array<StopSpec | undefined>(containers.length);
-  const nativeSidecars: string[] = [];
+  const roles: (ContainerRole | undefined)[] = new Array<ContainerRole | undefined>(names.length);
+  const roleKeys: (string | undefined)[] = new Array<string | undefined>(names.length);
+  const stops: (StopSpec | undefined)[] = new Array<StopSpec | undefined>(names.length);
+  const nativeSidecars = new Set<string>();
 
-  for (const key in annotations) {
-    if (!Object.hasOwn(annotations, key)) continue;
-    const value = annotations[key] as string;
+  for (const key in map) {
+    if (!Object.hasOwn(map, key)) continue;
     let prefix: string;
     if (key.startsWith(Annotation.RolePrefix)) prefix = Annotation.RolePrefix;
     else if (key.startsWith(Annotation.AliasPrefix)) prefix = Annotation.AliasPrefix;
     else if (key.startsWith(Annotation.StopPrefix)) prefix = Annotation.StopPrefix;
     else continue;
-
-    const name = key.slice(prefix.length);
-    const index = indexOfContainer(containers, name);
-    const native = index < 0 ? initContainers.find((c) => c.name === name && isNativeSidecar(c)) : undefined;
-    if (name.length === 0) {
-      errors.push(new InvalidAnnotationError(key, value, 'names no container: the key must end with a container name'));
+    const raw = map[key];
+    if (typeof raw !== 'string') {
+      problems.add(key, undefined, () => `the value must be a string, not ${raw === null ? 'null' : typeof raw}`);
       continue;
     }
-    if (index < 0 && native === undefined) {
-      const isInit = initContainers.some((c) => c.name === name);
-      errors.push(
-        new InvalidAnnotationError(
-          key,
-          value,
-          isInit
-            ? `"${name}" is an init container; only spec.containers (and native sidecars) take part in the keystone lifecycle`
-            : `no container "${name}" in spec.containers (have: ${containers.map((c) => c.name).join(', ') || 'none'})`,
-        ),
+    const value = raw;
+
+    const name = key.slice(prefix.length);
+    if (name.length === 0) {
+      problems.add(key, value, () => 'names no container: the key must end with a container name');
+      continue;
+    }
+    const i = index.indexOf(name);
+    const native = i < 0 && nativeNames.has(name);
+    if (i < 0 && !native) {
+      initIndex ??= new Set(initNames);
+      const isInit = initIndex.has(name);
+      problems.add(key, value, () =>
+        isInit
+          ? `"${clipText(name, 63)}" is an init container; only spec.containers (and native sidecars) take part in the keystone lifecycle`
+          : `no container "${clipText(name, 63)}" in spec.containers (have: ${describeNames(names)})`,
       );
       continue;
     }
 
     if (prefix === Annotation.StopPrefix) {
       try {
-        const spec = parseStopSpec(value, key, options);
-        if (index >= 0) stops[index] = spec;
+        const stop = parseStopSpec(value, key, options);
+        if (i >= 0) stops[i] = stop;
       } catch (err) {
-        errors.push(err as InvalidAnnotationError);
+        problems.push(err instanceof InvalidAnnotationError ? err : new InvalidAnnotationError(key, value, 'malformed stop spec'));
       }
       continue;
     }
 
     if (value !== 'keystone' && value !== 'sidecar') {
-      errors.push(new InvalidAnnotationError(key, value, 'role must be "keystone" or "sidecar"'));
+      problems.add(key, value, () => 'role must be "keystone" or "sidecar"');
       continue;
     }
-    if (index < 0) {
+    if (i < 0) {
       if (value === 'keystone') {
-        errors.push(new InvalidAnnotationError(key, value, `"${name}" is a native sidecar (an init container with restartPolicy Always) and cannot be the keystone`));
-      } else if (!nativeSidecars.includes(name)) {
-        nativeSidecars.push(name);
-      }
+        problems.add(key, value, () => `"${name}" is a native sidecar (an init container with restartPolicy Always) and cannot be the keystone`);
+      } else nativeSidecars.add(name);
       continue;
     }
-    const previous = roles[index];
+    const previous = roles[i];
     if (previous !== undefined && previous !== value) {
-      errors.push(new InvalidAnnotationError(key, value, `conflicts with "${roleKeys[index]}" = "${previous}": a container has one role`));
+      problems.add(key, value, () => `conflicts with "${roleKeys[i]}" = "${previous}": a container has one role`);
       continue;
     }
-    roles[index] = value;
-    roleKeys[index] ??= key;
+    roles[i] = value;
+    roleKeys[i] ??= key;
   }
 
-  const onKeystoneExit = parseEnum(annotations, Annotation.OnKeystoneExit, ON_KEYSTONE_EXIT, 'StopContainers', errors);
-  const completion = parseEnum(annotations, Annotation.Completion, COMPLETION_MODES, 'containers', errors);
-  const nativeSidecarsMode = parseEnum(annotations, Annotation.NativeSidecars, NATIVE_SIDECARS_MODES, 'auto', errors);
+  const enumErrors: InvalidAnnotationError[] = [];
+  const onKeystoneExit = parseEnum(map as Record<string, string>, Annotation.OnKeystoneExit, ON_KEYSTONE_EXIT, 'StopContainers', enumErrors);
+  const completion = parseEnum(map as Record<string, string>, Annotation.Completion, COMPLETION_MODES, 'containers', enumErrors);
+  const nativeSidecarsMode = parseEnum(map as Record<string, string>, Annotation.NativeSidecars, NATIVE_SIDECARS_MODES, 'auto', enumErrors);
+  for (const e of enumErrors) problems.push(e);
 
   const limit = options.keystoneLimit ?? 1;
   let keystones = 0;
   let mains = 0;
-  for (let i = 0; i < containers.length; i++) {
+  for (let i = 0; i < names.length; i++) {
     if (roles[i] === 'keystone') {
       keystones++;
       if (keystones > limit) {
-        errors.push(
-          new InvalidAnnotationError(roleKeys[i] ?? '', 'keystone', `more keystones than allowed: at most ${limit} per pod (the controller's keystone limit)`),
-        );
+        problems.add(roleKeys[i] ?? '', 'keystone', () => `more keystones than allowed: at most ${limit} per pod (the controller's keystone limit)`);
       }
     }
     if (roles[i] !== 'sidecar') mains++;
   }
-  if (containers.length > 0 && mains === 0) {
+  if (names.length > 0 && mains === 0) {
     const firstKey = roleKeys.find((k) => k !== undefined) ?? Annotation.RolePrefix;
-    errors.push(new InvalidAnnotationError(firstKey, 'sidecar', 'every container is marked sidecar: a pod needs at least one main container'));
+    problems.add(firstKey, 'sidecar', () => 'every container is marked sidecar: a pod needs at least one main container');
   }
-  if (pod.spec?.shareProcessNamespace === true) {
+  if (specObj.shareProcessNamespace === true) {
     // With a shared PID namespace, PID 1 is the pod's pause process: a signal sent "to PID 1"
     // would take down the sandbox instead of the container.
-    const hasKeystone = roles.includes('keystone');
-    for (let i = 0; i < containers.length; i++) {
+    const hasKeystone = keystones > 0;
+    for (let i = 0; i < names.length; i++) {
       const stoppable = hasKeystone ? roles[i] !== 'keystone' : roles[i] === 'sidecar';
-      const spec = stops[i] ?? DEFAULT_STOP;
-      if (stoppable && spec.kind === 'signal') {
-        const name = (containers[i] as V1Container).name;
-        errors.push(
-          new InvalidAnnotationError(
-            Annotation.StopPrefix + name,
-            stops[i] ? formatStopSpec(spec) : undefined,
-            'with shareProcessNamespace, PID 1 is the pod\'s pause process, so signal stops are refused: use preset:, http: or exec: for this container',
-          ),
+      const stop = stops[i] ?? DEFAULT_STOP;
+      if (stoppable && stop.kind === 'signal') {
+        problems.add(
+          Annotation.StopPrefix + names[i],
+          stops[i] ? formatStopSpec(stop) : undefined,
+          () => "with shareProcessNamespace, PID 1 is the pod's pause process, so signal stops are refused: use preset:, http: or exec: for this container",
         );
       }
     }
   }
-  if (errors.length > 0) return { kind: 'invalid', errors };
+  if (problems.count > 0) return { kind: 'invalid', errors: problems.errors, omitted: problems.omitted };
 
-  const list: ContainerLifecycle[] = new Array<ContainerLifecycle>(containers.length);
+  const list: ContainerLifecycle[] = new Array<ContainerLifecycle>(names.length);
   const keystoneList: ContainerLifecycle[] = [];
-  for (let i = 0; i < containers.length; i++) {
+  for (let i = 0; i < names.length; i++) {
     const role = roles[i];
-    const c: ContainerLifecycle = {
-      name: (containers[i] as V1Container).name,
-      role: role ?? 'main',
-      stop: stops[i] ?? DEFAULT_STOP,
-      index: i,
-    };
+    const c: ContainerLifecycle = { name: names[i] as string, role: role ?? 'main', stop: stops[i] ?? DEFAULT_STOP, index: i };
     if (role === 'keystone') keystoneList.push(c);
     list[i] = c;
   }
-  return { kind: 'valid', lifecycle: { containers: list, keystones: keystoneList, nativeSidecars, onKeystoneExit, completion, nativeSidecarsMode } };
-}
-
-function indexOfContainer(containers: readonly V1Container[], name: string): number {
-  for (let i = 0; i < containers.length; i++) if ((containers[i] as V1Container).name === name) return i;
-  return -1;
+  return {
+    kind: 'valid',
+    lifecycle: { containers: list, keystones: keystoneList, nativeSidecars: [...nativeSidecars], onKeystoneExit, completion, nativeSidecarsMode },
+  };
 }

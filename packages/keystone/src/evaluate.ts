@@ -82,7 +82,10 @@ export interface NoneDecision {
 }
 export interface InvalidDecision {
   readonly action: 'invalid';
+  /** The first problems (at most REPORTED_PROBLEMS_MAX). */
   readonly errors: readonly InvalidAnnotationError[];
+  /** Problems beyond those listed. */
+  readonly omitted: number;
   readonly updates: readonly StatusUpdate[];
 }
 export interface StopDecision {
@@ -161,7 +164,7 @@ export function evaluatePod(pod: V1Pod, options: EvaluateOptions): Decision {
   if (reading.kind === 'not-ours') return NONE['not-ours'];
   const conditions = pod.status?.conditions;
   if (reading.kind === 'invalid') {
-    return { action: 'invalid', errors: reading.errors, updates: [invalidUpdate(reading.errors)] };
+    return { action: 'invalid', errors: reading.errors, omitted: reading.omitted, updates: [invalidUpdate(reading.errors, reading.omitted)] };
   }
   const lifecycle = reading.lifecycle;
   const validity = findCondition(conditions, ConditionType.LifecycleValid);
@@ -184,14 +187,30 @@ function closeRecord(pod: V1Pod, options: EvaluateOptions): NoneDecision {
   return none('terminal', decision.updates);
 }
 
+/** Statuses by name for long lists, built once per list: lookups stay linear in the pod's size. */
+const statusIndexes = new WeakMap<readonly V1ContainerStatus[], Map<string, V1ContainerStatus>>();
+const SCAN_MAX = 8;
+
 function statusOf(pod: V1Pod, name: string): V1ContainerStatus | undefined {
   const statuses = pod.status?.containerStatuses;
-  if (!statuses) return undefined;
-  for (let i = 0; i < statuses.length; i++) {
-    const s = statuses[i] as V1ContainerStatus;
-    if (s.name === name) return s;
+  if (!Array.isArray(statuses)) return undefined;
+  if (statuses.length <= SCAN_MAX) {
+    for (let i = 0; i < statuses.length; i++) {
+      const s = statuses[i] as V1ContainerStatus;
+      if (s?.name === name) return s;
+    }
+    return undefined;
   }
-  return undefined;
+  let index = statusIndexes.get(statuses);
+  if (!index) {
+    index = new Map();
+    for (let i = statuses.length - 1; i >= 0; i--) {
+      const s = statuses[i] as V1ContainerStatus;
+      if (s && typeof s.name === 'string') index.set(s.name, s);
+    }
+    statusIndexes.set(statuses, index);
+  }
+  return index.get(name);
 }
 
 /** Terminated and will not be restarted under the pod's restartPolicy. */
@@ -347,6 +366,7 @@ function planStop(
   const keystoneDone = findCondition(pod.status?.conditions, ConditionType.KeystoneFinished)?.status === 'True';
   const issued = progress?.status === 'False' ? issuedStops(progress.message) : [];
   addEphemeralStops(pod, targets, issued);
+  const issuedKeys = issuedSet(issued);
 
   const steps: StopStep[] = [];
   const failed: string[] = [];
@@ -391,7 +411,7 @@ function planStop(
         stop: escalate ? KILL : c.stop,
         method,
         escalate,
-        issued: wasIssued(issued, c.name, escalate),
+        issued: issuedKeys.has(issuedKey(c.name, escalate)),
       });
     }
   }
@@ -441,17 +461,24 @@ function planStop(
  */
 function addEphemeralStops(pod: V1Pod, targets: readonly string[], issued: IssuedStop[]): void {
   const ephemerals = pod.spec?.ephemeralContainers;
-  if (!ephemerals || ephemerals.length === 0) return;
+  if (!Array.isArray(ephemerals) || ephemerals.length === 0) return;
+  const targetOf = new Map<string, string | undefined>();
+  for (const e of ephemerals) if (e && typeof e.name === 'string') targetOf.set(e.name, e.targetContainerName);
+  const seen = issuedSet(issued);
   for (const container of targets) {
     for (const escalated of [false, true]) {
-      if (wasIssued(issued, container, escalated)) continue;
-      const name = ephemeralName(container, escalated);
-      if (ephemerals.some((e) => e.name === name && e.targetContainerName === container)) issued.push({ container, escalated });
+      if (seen.has(issuedKey(container, escalated))) continue;
+      if (targetOf.get(ephemeralName(container, escalated)) === container) issued.push({ container, escalated });
     }
   }
 }
 
-function wasIssued(issued: readonly IssuedStop[], container: string, escalated: boolean): boolean {
-  for (const s of issued) if (s.container === container && s.escalated === escalated) return true;
-  return false;
+function issuedKey(container: string, escalated: boolean): string {
+  return escalated ? `${container}:KILL` : container;
+}
+
+function issuedSet(issued: readonly IssuedStop[]): Set<string> {
+  const out = new Set<string>();
+  for (const s of issued) out.add(issuedKey(s.container, s.escalated));
+  return out;
 }

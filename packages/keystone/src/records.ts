@@ -6,7 +6,8 @@
  *   restarted or failed-over controller what already happened, so it resumes, never repeats;
  * - the list of issued stops is carried in the `SidecarsStopped=False` message in a fixed,
  *   readable form (`issued: app, proxy, proxy:KILL`) that `issuedStops` reads back — container
- *   names are DNS labels, so ',' and ':' can never be part of one;
+ *   names are DNS labels, so ',' and ':' can never be part of one; the human part before it is
+ *   clipped, the list itself never is (docs/adr/0091);
  * - every Event travels with the condition whose change it announces (`StatusUpdate`): a
  *   writer records the Events only when `setCondition` reports a change, so repeated
  *   reconciles of the same state never repeat an Event.
@@ -52,12 +53,13 @@ export interface StatusUpdate {
 export const NO_UPDATES: readonly StatusUpdate[] = Object.freeze([]);
 
 const MESSAGE_MAX = 1024;
-function clip(message: string): string {
-  return message.length <= MESSAGE_MAX ? message : `${message.slice(0, MESSAGE_MAX - 3)}...`;
+function clip(message: string, max = MESSAGE_MAX): string {
+  return message.length <= max ? message : `${message.slice(0, max - 3)}...`;
 }
 
-export function invalidUpdate(errors: readonly InvalidAnnotationError[]): StatusUpdate {
-  const message = clip(errors.map((e) => e.message).join('; '));
+export function invalidUpdate(errors: readonly InvalidAnnotationError[], omitted = 0): StatusUpdate {
+  const listed = errors.map((e) => e.message).join('; ');
+  const message = omitted > 0 ? `${clip(listed, MESSAGE_MAX - 40)}; and ${omitted} more` : clip(listed);
   return {
     condition: { type: ConditionType.LifecycleValid, status: 'False', reason: 'InvalidAnnotations', message },
     events: [{ type: 'Warning', reason: EventReason.InvalidLifecycleAnnotations, note: message, action: 'Validate' }],
@@ -88,14 +90,31 @@ export interface IssuedStop {
 
 const ISSUED_MARK = 'issued: ';
 
-export function stoppingUpdate(targets: readonly string[], issued: readonly IssuedStop[]): StatusUpdate {
+/** Names shown in the human part of a progress message. */
+const TARGETS_SHOWN = 10;
+
+function describeTargets(targets: readonly string[]): string {
+  const shown = targets.slice(0, TARGETS_SHOWN).join(', ');
+  return targets.length > TARGETS_SHOWN ? `${shown} and ${targets.length - TARGETS_SHOWN} more` : shown;
+}
+
+/**
+ * A `SidecarsStopped=False` message: a human part, clipped, then the progress record, whole.
+ * The record is never clipped — a restarted controller reads it back to know what it already
+ * sent; its size is bounded by the pod itself (two entries per container at most).
+ */
+function progressMessage(human: string, issued: readonly IssuedStop[]): string {
   const list = issued.map((s) => (s.escalated ? `${s.container}:KILL` : s.container)).join(', ');
+  return `${clip(human)}; ${ISSUED_MARK}${list}`;
+}
+
+export function stoppingUpdate(targets: readonly string[], issued: readonly IssuedStop[]): StatusUpdate {
   return {
     condition: {
       type: ConditionType.SidecarsStopped,
       status: 'False',
       reason: 'Stopping',
-      message: `stopping ${targets.join(', ')}; ${ISSUED_MARK}${list}`,
+      message: progressMessage(`stopping ${describeTargets(targets)}`, issued),
     },
     events: [],
   };
@@ -117,10 +136,14 @@ export function issuedStops(message: string | undefined): IssuedStop[] {
 }
 
 export function stopFailedUpdate(targets: readonly string[], issued: readonly IssuedStop[], container: string, why: string): StatusUpdate {
-  const base = stoppingUpdate(targets, issued).condition;
-  const note = `container ${container} did not stop: ${why}`;
+  const note = clip(`container ${container} did not stop: ${why}`);
   return {
-    condition: { ...base, reason: 'StopFailed', message: clip(`${note}; ${base.message}`) },
+    condition: {
+      type: ConditionType.SidecarsStopped,
+      status: 'False',
+      reason: 'StopFailed',
+      message: progressMessage(`${note}; stopping ${describeTargets(targets)}`, issued),
+    },
     events: [{ type: 'Warning', reason: EventReason.StopFailed, note, action: 'Stop' }],
   };
 }

@@ -9,6 +9,10 @@
  *   should not mutate (not a Pod, DELETE, a mutator that throws) is allowed unchanged, with a
  *   warning — podlife never blocks a pod by accident;
  * - a patch is a base64 JSON patch with `patchType: JSONPatch`, and only present when non-empty;
+ * - the answer is bounded whatever the mutator returns: at most WARNINGS_MAX warnings of at
+ *   most WARNING_CHARS_MAX characters, then "and N more"; nothing in the review (odd types,
+ *   objects nested too deep to serialise) makes the handler throw;
+ * - the controller's own mutator converts sidecars on CREATE only (containers are immutable);
  * - the HTTP adapter bounds the body (default 1 MiB) and the time (default 10 s), checks
  *   method and content type, and never lets an exception escape.
  */
@@ -63,6 +67,29 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** Warnings answered per review, and characters per warning (the API server truncates past these anyway). */
+export const WARNINGS_MAX = 12;
+export const WARNING_CHARS_MAX = 256;
+
+/** At most WARNINGS_MAX warnings of at most WARNING_CHARS_MAX characters, then one saying how many more there were. */
+export function boundWarnings(warnings: readonly unknown[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < warnings.length && i < WARNINGS_MAX; i++) out.push(clipWarning(describe(warnings[i])));
+  if (warnings.length > WARNINGS_MAX) out.push(`podlife: and ${warnings.length - WARNINGS_MAX} more`);
+  return out;
+}
+
+function clipWarning(text: string): string {
+  return text.length <= WARNING_CHARS_MAX ? text : `${text.slice(0, WARNING_CHARS_MAX - 3)}...`;
+}
+
+/** Text for a value from the wire, which may be anything (`String` throws on `{"toString": 1}`). */
+function describe(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (v === null || typeof v !== 'object') return String(v);
+  return Array.isArray(v) ? 'an array' : 'an object';
+}
+
 function review(response: AdmissionResponse): AdmissionOutcome {
   return { httpStatus: 200, review: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response } };
 }
@@ -70,7 +97,10 @@ function review(response: AdmissionResponse): AdmissionOutcome {
 export function handleAdmissionReview(body: unknown, options: AdmissionOptions): AdmissionOutcome {
   if (!isRecord(body)) return { httpStatus: 400, error: 'body is not a JSON object (expected an admission.k8s.io/v1 AdmissionReview)' };
   if (body.apiVersion !== 'admission.k8s.io/v1' || body.kind !== 'AdmissionReview') {
-    return { httpStatus: 400, error: `expected apiVersion admission.k8s.io/v1 and kind AdmissionReview, got ${String(body.apiVersion)} ${String(body.kind)}` };
+    return {
+      httpStatus: 400,
+      error: clipWarning(`expected apiVersion admission.k8s.io/v1 and kind AdmissionReview, got ${describe(body.apiVersion)} ${describe(body.kind)}`),
+    };
   }
   const request = body.request;
   if (!isRecord(request) || typeof request.uid !== 'string' || request.uid.length === 0) {
@@ -80,30 +110,30 @@ export function handleAdmissionReview(body: unknown, options: AdmissionOptions):
   const req = request as unknown as AdmissionRequest;
   const kind = isRecord(request.kind) ? request.kind : {};
   if (kind.kind !== 'Pod' || (kind.group ?? '') !== '') {
-    return review({ uid, allowed: true, warnings: [`podlife: ${String(kind.kind)} is not a Pod; left unchanged`] });
+    return review({ uid, allowed: true, warnings: boundWarnings([`podlife: ${describe(kind.kind)} is not a Pod; left unchanged`]) });
   }
   if (req.operation !== undefined && req.operation !== 'CREATE' && req.operation !== 'UPDATE') return review({ uid, allowed: true });
   if (!isRecord(request.object)) {
     return review({ uid, allowed: true, warnings: ['podlife: request carries no pod object; left unchanged'] });
   }
 
-  let result: MutateResult;
   try {
     const out = options.mutate(request.object as V1Pod, req);
-    result = Array.isArray(out) ? { ops: out as readonly JsonPatchOp[] } : (out as MutateResult);
+    const result: MutateResult = Array.isArray(out) ? { ops: out as readonly JsonPatchOp[] } : (out as MutateResult);
+    const warnings = Array.isArray(result.warnings) && result.warnings.length > 0 ? { warnings: boundWarnings(result.warnings) } : {};
+    if (result.deny !== undefined) {
+      return review({ uid, allowed: false, status: { code: 403, message: clipWarning(describe(result.deny)) }, ...warnings });
+    }
+    const response: AdmissionResponse = { uid, allowed: true, ...warnings };
+    if (result.ops && result.ops.length > 0) {
+      // Inside the try: a pod nested deeper than JSON.stringify can recurse is allowed unchanged.
+      response.patch = Buffer.from(JSON.stringify(result.ops)).toString('base64');
+      response.patchType = 'JSONPatch';
+    }
+    return review(response);
   } catch (err) {
-    return review({ uid, allowed: true, warnings: [`podlife: pod left unchanged: ${err instanceof Error ? err.message : String(err)}`] });
+    return review({ uid, allowed: true, warnings: boundWarnings([`podlife: pod left unchanged: ${err instanceof Error ? err.message : describe(err)}`]) });
   }
-  if (result.deny !== undefined) {
-    return review({ uid, allowed: false, status: { code: 403, message: result.deny }, ...(result.warnings?.length ? { warnings: [...result.warnings] } : {}) });
-  }
-  const response: AdmissionResponse = { uid, allowed: true };
-  if (result.ops && result.ops.length > 0) {
-    response.patch = Buffer.from(JSON.stringify(result.ops)).toString('base64');
-    response.patchType = 'JSONPatch';
-  }
-  if (result.warnings && result.warnings.length > 0) response.warnings = [...result.warnings];
-  return review(response);
 }
 
 /**
@@ -112,10 +142,16 @@ export function handleAdmissionReview(body: unknown, options: AdmissionOptions):
  * them) instead of rejecting the pod.
  */
 export function lifecycleMutator(nodes: () => readonly V1Node[], options: LifecycleOptions = {}): AdmissionOptions['mutate'] {
-  return (pod) => {
+  return (pod, request) => {
     const reading = readLifecycle(pod, options);
-    if (reading.kind === 'invalid') return { warnings: reading.errors.map((e) => `podlife: ${e.message}`) };
+    if (reading.kind === 'invalid') {
+      const warnings = reading.errors.map((e) => `podlife: ${e.message}`);
+      if (reading.omitted > 0) warnings.push(`podlife: and ${reading.omitted} more problems with lifecycle annotations`);
+      return { warnings };
+    }
     if (reading.kind === 'not-ours') return [];
+    // Containers are immutable after creation: the API server refuses a conversion on UPDATE.
+    if (request.operation === 'UPDATE') return [];
     return { ops: planNativeSidecars(pod, { ...options, nodes: nodes() }).ops };
   };
 }
