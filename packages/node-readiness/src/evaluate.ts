@@ -4,7 +4,8 @@
  * Guarantees (pure: no I/O, time is `nowMs`):
  * - only taints a gate manages are ever in `changes`: a rule's own key+effect on nodes it selects
  *   or that the node's managed-taints annotation says it owns, and unclaimed `readiness.k8s.io/`
- *   taints in zero-config mode — any other taint is invisible here;
+ *   taints in zero-config mode — any other taint is invisible here, and every taint added or
+ *   removed is under `readiness.k8s.io/`, whatever the node's annotations claim;
  * - bootstrap-only never adds a taint; a passed gate (completion annotation) is never acted on again;
  * - continuous adds a taint only after an explicit failing status has lasted `debounce`, measured
  *   from the condition's lastTransitionTime, so a flapping condition restarts the clock;

@@ -8,13 +8,14 @@
  *   exactly as it was for the retry to decide again;
  * - the whole taint list is replaced under the resourceVersion test, so taints written by others
  *   between our read and our write make the patch fail (and be recomputed) instead of being lost;
- * - no changes, no ops: an empty result means there is nothing to write.
+ * - no changes, no ops: an empty result means there is nothing to write;
+ * - a change to a taint outside `readiness.k8s.io/` is dropped, whatever produced it.
  */
 import type { V1Node, V1Taint } from '@kubernetes/client-node';
 import { jsonPointer, resourceVersionTest, wireTime } from '@podlife/core';
 import type { JsonPatchOp } from '@podlife/core';
 import type { TaintChange } from './evaluate.js';
-import { CompletedAnnotation, ManagedTaintsAnnotation } from './names.js';
+import { CompletedAnnotation, ManagedTaintsAnnotation, ReadinessTaintPrefix } from './names.js';
 import { encodeMap, readCompletions, readManagedTaints } from './ownership.js';
 import { taintId } from './rule.js';
 
@@ -30,6 +31,8 @@ export function planNodePatch(node: V1Node, changes: readonly TaintChange[], now
 
   for (const c of changes) {
     const id = taintId(c.taint);
+    // The last line of defence: whatever decided it, a foreign taint is never written.
+    if (!c.taint.key.startsWith(ReadinessTaintPrefix)) continue;
     if (c.op === 'add' && !taints.some((t) => taintId(t) === id)) {
       taints.push(c.taint);
       taintsChanged = true;
