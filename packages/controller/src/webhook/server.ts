@@ -8,7 +8,13 @@
  *   a request that is not complete within `requestTimeoutMs`, or a handler that does not answer
  *   within it, gets an error answer — a slow client or handler cannot pin the server;
  * - a handler that throws is answered 500 with the reason; nothing a client sends crashes the process;
- * - only POST to a registered path reaches a handler (404 / 405 / 415 otherwise).
+ * - only POST to a registered path reaches a handler (404 / 405 / 415 otherwise);
+ * - the server as a whole is bounded, not only each request: past `maxConnections` open
+ *   connections a request is answered 503 (and past twice that a connection is dropped), and
+ *   request bodies buffered at once never exceed `maxBufferedBytes` — a request that would
+ *   cross it is answered 503 with Retry-After (the webhook fails open, so the API server lets
+ *   the pod through unconverted);
+ * - TLS 1.3, or TLS 1.2 with ECDHE key exchange and AEAD ciphers only (no CBC, no SHA-1 MACs).
  */
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -42,6 +48,10 @@ export interface WebhookServerOptions {
   maxBodyBytes?: number;
   /** Default 10 s: the API server's default webhook timeout. */
   requestTimeoutMs?: number;
+  /** Open connections served; more get 503, more than twice this are dropped. Default 128. */
+  maxConnections?: number;
+  /** Request bytes buffered at once across all connections; default 32 MiB. */
+  maxBufferedBytes?: number;
   /** Certificate poll period, default 10 s (file events usually come first). */
   certPollMs?: number;
   log?: WebhookLog;
@@ -51,14 +61,46 @@ export interface WebhookServerOptions {
 
 const noLog: WebhookLog = { info() {}, warn() {}, error() {} };
 
+/** TLS 1.2: ECDHE and AEAD only; TLS 1.3: its three standard suites (all AEAD). */
+export const WEBHOOK_CIPHERS = [
+  'TLS_AES_128_GCM_SHA256',
+  'TLS_AES_256_GCM_SHA384',
+  'TLS_CHACHA20_POLY1305_SHA256',
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-CHACHA20-POLY1305',
+  'ECDHE-RSA-CHACHA20-POLY1305',
+].join(':');
+
+const tlsOptions = { minVersion: 'TLSv1.2', ciphers: WEBHOOK_CIPHERS, honorCipherOrder: true } as const;
+
+/** Bytes buffered by all requests together; a reservation that would cross the limit is refused. */
+class ByteBudget {
+  private used = 0;
+  constructor(private readonly limit: number) {}
+  reserve(bytes: number): boolean {
+    if (this.used + bytes > this.limit) return false;
+    this.used += bytes;
+    return true;
+  }
+  release(bytes: number): void {
+    this.used -= bytes;
+  }
+}
+
 export class WebhookServer {
   private readonly opts: WebhookServerOptions;
   private readonly log: WebhookLog;
   private readonly tls: TlsFiles;
   private server: https.Server | undefined;
+  private connections = 0;
+  private readonly budget: ByteBudget;
 
   constructor(opts: WebhookServerOptions) {
     this.opts = opts;
+    this.budget = new ByteBudget(opts.maxBufferedBytes ?? 32 * 1024 * 1024);
     this.log = opts.log ?? noLog;
     this.tls = new TlsFiles({
       certFile: opts.certFile,
@@ -86,9 +128,14 @@ export class WebhookServer {
     const pair = await this.tls.load();
     const timeoutMs = this.opts.requestTimeoutMs ?? 10_000;
     const server = https.createServer(
-      { cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2', requestTimeout: timeoutMs, headersTimeout: Math.min(timeoutMs, 60_000) },
+      { cert: pair.cert, key: pair.key, ...tlsOptions, requestTimeout: timeoutMs, headersTimeout: Math.min(timeoutMs, 60_000) },
       (req, res) => void this.serve(req, res),
     );
+    server.maxConnections = 2 * this.maxConnections;
+    server.on('connection', (socket) => {
+      this.connections++;
+      socket.once('close', () => this.connections--);
+    });
     server.on('tlsClientError', () => undefined);
     server.on('clientError', (_err, socket) => socket.destroy());
     this.server = server;
@@ -121,8 +168,12 @@ export class WebhookServer {
   }
 
   private useCertificate(pair: TlsPair): void {
-    this.server?.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' });
+    this.server?.setSecureContext({ cert: pair.cert, key: pair.key, ...tlsOptions });
     this.log.info({ notAfter: new Date(pair.notAfterMs).toISOString() }, 'webhook certificate reloaded');
+  }
+
+  private get maxConnections(): number {
+    return this.opts.maxConnections ?? 128;
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -131,10 +182,15 @@ export class WebhookServer {
     const answer = (status: number, body: unknown): void => {
       if (res.headersSent || res.destroyed) return;
       const text = JSON.stringify(body);
-      res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+      const busy = status === 503 ? { 'Retry-After': '1', Connection: 'close' } : {};
+      res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...busy });
       res.end(text);
       this.opts.observe?.(path, status, (performance.now() - started) / 1000);
     };
+    if (this.connections > this.maxConnections) {
+      res.shouldKeepAlive = false;
+      return answer(503, { error: `more than ${this.maxConnections} open connections; retry later` });
+    }
     const handler = Object.hasOwn(this.opts.routes, path) ? this.opts.routes[path] : undefined;
     if (!handler) return answer(404, { error: `no route ${path}` });
     if (req.method !== 'POST') return answer(405, { error: `${req.method ?? ''} not allowed; use POST` });
@@ -152,10 +208,14 @@ export class WebhookServer {
     const timeoutMs = this.opts.requestTimeoutMs ?? 10_000;
     const timer = setTimeout(() => controller.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     try {
-      const body = await readLimited(req, max, controller.signal);
+      const body = await readLimited(req, max, controller.signal, this.budget);
       if (body === 'too-large') {
         res.shouldKeepAlive = false;
         return answer(413, { error: `request body exceeds the limit of ${max} bytes` });
+      }
+      if (body === 'busy') {
+        res.shouldKeepAlive = false;
+        return answer(503, { error: 'too many request bytes buffered at once; retry later' });
       }
       const result = await Promise.race([
         Promise.resolve(handler(body, controller.signal)),
@@ -172,29 +232,45 @@ export class WebhookServer {
   }
 }
 
-function readLimited(req: IncomingMessage, max: number, signal: AbortSignal): Promise<Buffer | 'too-large'> {
+/** Reads a body of at most `max` bytes, reserving each chunk in the shared budget; all of it is released once read. */
+function readLimited(req: IncomingMessage, max: number, signal: AbortSignal, budget: ByteBudget): Promise<Buffer | 'too-large' | 'busy'> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const onAbort = (): void => reject(signal.reason as Error);
+    let settled = false;
+    const finish = (): void => {
+      settled = true;
+      budget.release(size);
+      signal.removeEventListener('abort', onAbort);
+    };
+    const stop = (why: 'too-large' | 'busy'): void => {
+      finish();
+      req.removeAllListeners('data');
+      req.resume();
+      resolve(why);
+    };
+    const onAbort = (): void => {
+      if (settled) return;
+      finish();
+      reject(signal.reason as Error);
+    };
     signal.addEventListener('abort', onAbort, { once: true });
     req.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      if (size + chunk.length > max) return stop('too-large');
+      if (!budget.reserve(chunk.length)) return stop('busy');
       size += chunk.length;
-      if (size > max) {
-        req.removeAllListeners('data');
-        req.resume();
-        signal.removeEventListener('abort', onAbort);
-        resolve('too-large');
-        return;
-      }
       chunks.push(chunk);
     });
     req.on('end', () => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(Buffer.concat(chunks, size));
+      if (settled) return;
+      const body = Buffer.concat(chunks, size);
+      finish();
+      resolve(body);
     });
     req.on('error', (err) => {
-      signal.removeEventListener('abort', onAbort);
+      if (settled) return;
+      finish();
       reject(err);
     });
   });
