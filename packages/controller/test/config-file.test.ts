@@ -33,6 +33,35 @@ namespaces: [jobs, batch]
     });
   });
 
+  it('takes the stop container\'s securityContext and user matching from the file (issue: they could not be set)', () => {
+    const result = parseConfig(`
+ephemeralContainer:
+  image: busybox:1.36
+  securityContext:
+    runAsNonRoot: true
+    runAsUser: 4242
+    allowPrivilegeEscalation: false
+    capabilities: { drop: [ALL] }
+    seccompProfile: { type: RuntimeDefault }
+  matchTargetUser: false
+`);
+    assert.ok(result.ok);
+    assert.deepEqual(result.config.ephemeralContainerSecurityContext, {
+      runAsNonRoot: true,
+      runAsUser: 4242,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    assert.equal(result.config.ephemeralContainerMatchTargetUser, false);
+  });
+
+  it('names a bad stop-container securityContext field', () => {
+    assert.deepEqual(problems(parseConfig('ephemeralContainer: { image: b, securityContext: { runAsUser: root } }')), ['ephemeralContainer.securityContext.runAsUser']);
+    assert.deepEqual(problems(parseConfig('ephemeralContainer: { image: b, securityContext: { hostPID: true } }')), ['ephemeralContainer.securityContext.hostPID']);
+    assert.deepEqual(problems(parseConfig('ephemeralContainer: { image: b, matchTargetUser: "yes" }')), ['ephemeralContainer.matchTargetUser']);
+  });
+
   it('names an unknown field instead of ignoring it', () => {
     assert.deepEqual(problems(parseConfig('keystonelimit: 2')), ['keystonelimit']);
   });

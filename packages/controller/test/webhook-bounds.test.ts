@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -12,7 +13,7 @@ describe('webhook server: bounds on the whole server, and TLS suites', () => {
   let certs: DevCertificates;
   let server: WebhookServer;
   const ok: WebhookHandler = () => ({ status: 200, body: { ok: true } });
-  const open: https.ClientRequest[] = [];
+  const open: ClientRequest[] = [];
 
   async function start(opts: Partial<WebhookServerOptions> = {}): Promise<number> {
     server = new WebhookServer({ certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), port: 0, host: '127.0.0.1', routes: { '/mutate-pods': ok }, ...opts });

@@ -11,13 +11,12 @@ import type { StopMethod } from './evaluate.js';
 export interface KeystoneConfig extends LifecycleOptions {
   /** How stops are delivered first; default 'exec' (ephemeral is the fallback when an image is set). */
   strategy?: StopMethod;
-  /** Image for ephemeral stop containers (must provide `kill` and `wget`, e.g. a pinned busybox). */
+  /** Image for ephemeral stop containers (must provide sh, kill, printf, nc, head and grep, e.g. a pinned busybox). */
   ephemeralImage?: string;
-  /**
-   * securityContext of ephemeral stop containers. Default: the target container's runAsUser,
-   * runAsGroup and runAsNonRoot, so the signal comes from the same user as PID 1.
-   */
+  /** securityContext of ephemeral stop containers; default RESTRICTED_STOP_CONTEXT (Pod Security "restricted"). */
   ephemeralSecurityContext?: V1SecurityContext;
+  /** Signal stops run as the target's declared non-root uid; default true (docs/adr/0093). */
+  ephemeralMatchTargetUser?: boolean;
   /** Least time a stop stage and a SIGKILL get; default 2000 ms. */
   minStageMs?: number;
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import sinon from 'sinon';
 import {
+  POST_SCRIPT,
   deletePod,
   ephemeralName,
   evaluatePod,
@@ -55,11 +56,12 @@ describe('exec strategy', () => {
     assert.deepEqual(api.exec.secondCall.args[2], ['/bin/sh', '-c', 'kill -INT 1']);
   });
 
-  it('posts to the preset endpoint with curl, then wget', async () => {
-    const api = execApi(notFound, ok);
+  it('posts to the preset endpoint with curl, then wget told not to follow redirects, then the sh+nc script', async () => {
+    const api = execApi(notFound, notFound, ok);
     await stopByExec(api, ref, 'istio-proxy', { kind: 'http', port: 15020, path: '/quitquitquit', preset: 'istio' });
     assert.deepEqual(api.exec.firstCall.args[2], ['curl', '-fsS', '-X', 'POST', '--max-time', '5', 'http://127.0.0.1:15020/quitquitquit']);
-    assert.deepEqual(api.exec.secondCall.args[2], ['wget', '-q', '-O-', '--post-data=', '-T', '5', 'http://127.0.0.1:15020/quitquitquit']);
+    assert.deepEqual(api.exec.secondCall.args[2], ['wget', '-q', '-O-', '--post-data=', '--max-redirect=0', '-T', '5', 'http://127.0.0.1:15020/quitquitquit']);
+    assert.deepEqual(api.exec.thirdCall.args[2], ['/bin/sh', '-c', POST_SCRIPT, 'podlife-stop', '15020', '/quitquitquit']);
   });
 
   it('runs a named command exactly as configured', () => {
@@ -95,10 +97,10 @@ describe('ephemeral strategy', () => {
     assert.deepEqual(container.command, ['kill', '-s', 'TERM', '1']);
   });
 
-  it('POSTs to 127.0.0.1 with busybox wget for http stops', async () => {
+  it('POSTs to 127.0.0.1 with the sh+nc script (never following a redirect) for http stops', async () => {
     const api = podApi();
     await stopByEphemeral(api, p(), 'proxy', { kind: 'http', port: 4191, path: '/shutdown' }, false, 'busybox:1.36');
-    assert.deepEqual(api.addEphemeralContainer.firstCall.args[1].command, ['wget', '-q', '-O-', '--post-data=', '-T', '5', 'http://127.0.0.1:4191/shutdown']);
+    assert.deepEqual(api.addEphemeralContainer.firstCall.args[1].command, ['/bin/sh', '-c', POST_SCRIPT, 'podlife-stop', '4191', '/shutdown']);
   });
 
   it('is not added twice', async () => {

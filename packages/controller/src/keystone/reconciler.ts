@@ -125,6 +125,8 @@ export class KeystoneReconciler implements Reconciler {
       strategy: c.defaultStrategy === 'ephemeral' ? 'ephemeral' : 'exec',
       // `exec` means exec only: no ephemeral fallback.
       ephemeralImage: c.defaultStrategy === 'exec' ? undefined : c.ephemeralContainerImage,
+      ...(c.ephemeralContainerSecurityContext ? { ephemeralSecurityContext: c.ephemeralContainerSecurityContext } : {}),
+      ...(c.ephemeralContainerMatchTargetUser !== undefined ? { ephemeralMatchTargetUser: c.ephemeralContainerMatchTargetUser } : {}),
       minStageMs: opts.minStageMs ?? DEFAULT_MIN_STAGE_MS,
     };
     this.namespaces = new Set(c.namespaces ?? []);

@@ -12,6 +12,7 @@
  * can create a pod, so they may only *name* a command (`exec:<name>`) and never choose an image
  * (DESIGN 7). The file is mounted from a ConfigMap the admin controls.
  */
+import type { V1SecurityContext } from '@kubernetes/client-node';
 import { parseDocument } from 'yaml';
 
 /** How sidecars are stopped when the kubelet does not own them (DESIGN 3.3). */
@@ -23,6 +24,10 @@ export interface ControllerConfig {
   execCommands: Record<string, string[]>;
   /** Image of the ephemeral container that signals distroless sidecars; undefined disables the strategy. */
   ephemeralContainerImage: string | undefined;
+  /** Its securityContext; undefined means the restricted-profile default (RESTRICTED_STOP_CONTEXT). */
+  ephemeralContainerSecurityContext?: V1SecurityContext;
+  /** Signal stops run as the target's declared non-root uid (docs/adr/0093); default true. */
+  ephemeralContainerMatchTargetUser?: boolean;
   /** Most keystone containers a pod may declare. */
   keystoneLimit: number;
   /** `auto` tries exec, then an ephemeral container when exec is impossible. */
@@ -48,6 +53,34 @@ export const defaultConfig: ControllerConfig = Object.freeze({
 }) as ControllerConfig;
 
 const knownFields = ['execCommands', 'ephemeralContainer', 'keystoneLimit', 'defaultStrategy', 'namespaces'];
+const ephemeralFields = ['image', 'securityContext', 'matchTargetUser'];
+/** securityContext fields a container may set (core/v1 SecurityContext). */
+const securityContextFields: Record<string, 'boolean' | 'integer' | 'object' | 'string'> = {
+  allowPrivilegeEscalation: 'boolean',
+  appArmorProfile: 'object',
+  capabilities: 'object',
+  privileged: 'boolean',
+  procMount: 'string',
+  readOnlyRootFilesystem: 'boolean',
+  runAsGroup: 'integer',
+  runAsNonRoot: 'boolean',
+  runAsUser: 'integer',
+  seLinuxOptions: 'object',
+  seccompProfile: 'object',
+  windowsOptions: 'object',
+};
+
+function securityContextProblem(sc: unknown): { field: string; message: string } | undefined {
+  if (!isRecord(sc)) return { field: '', message: 'must be a mapping (a container securityContext)' };
+  for (const [key, value] of Object.entries(sc)) {
+    const type = securityContextFields[key];
+    if (!Object.hasOwn(securityContextFields, key) || type === undefined) return { field: `.${key}`, message: 'unknown securityContext field' };
+    const ok = type === 'integer' ? Number.isInteger(value) : type === 'object' ? isRecord(value) : typeof value === type;
+    if (!ok) return { field: `.${key}`, message: `must be ${type === 'integer' ? 'an integer' : `a ${type === 'object' ? 'mapping' : type}`}` };
+  }
+  return undefined;
+}
+
 const commandName = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -94,16 +127,28 @@ export function validateConfig(raw: Record<string, unknown>): ConfigResult {
   }
 
   let ephemeralContainerImage: string | undefined;
+  let ephemeralContainerSecurityContext: V1SecurityContext | undefined;
+  let ephemeralContainerMatchTargetUser: boolean | undefined;
   if (raw.ephemeralContainer !== undefined && raw.ephemeralContainer !== null) {
     if (!isRecord(raw.ephemeralContainer)) problem('ephemeralContainer', 'must be a mapping with an "image"');
     else {
-      for (const key of Object.keys(raw.ephemeralContainer)) {
-        if (key !== 'image') problem(`ephemeralContainer.${key}`, 'unknown field; the only field is image');
+      const ec = raw.ephemeralContainer;
+      for (const key of Object.keys(ec)) {
+        if (!ephemeralFields.includes(key)) problem(`ephemeralContainer.${key}`, `unknown field; the fields are ${ephemeralFields.join(', ')}`);
       }
-      const image = raw.ephemeralContainer.image;
+      const image = ec.image;
       if (typeof image !== 'string' || image.trim() === '' || /\s/.test(image)) {
         problem('ephemeralContainer.image', 'must be an image reference without spaces (e.g. "busybox:1.36")');
       } else ephemeralContainerImage = image;
+      if (ec.securityContext !== undefined) {
+        const found = securityContextProblem(ec.securityContext);
+        if (found) problem(`ephemeralContainer.securityContext${found.field}`, found.message);
+        else ephemeralContainerSecurityContext = ec.securityContext as V1SecurityContext;
+      }
+      if (ec.matchTargetUser !== undefined) {
+        if (typeof ec.matchTargetUser !== 'boolean') problem('ephemeralContainer.matchTargetUser', 'must be true or false');
+        else ephemeralContainerMatchTargetUser = ec.matchTargetUser;
+      }
     }
   }
 
@@ -137,7 +182,18 @@ export function validateConfig(raw: Record<string, unknown>): ConfigResult {
   }
 
   if (problems.length > 0) return { ok: false, problems };
-  return { ok: true, config: { execCommands, ephemeralContainerImage, keystoneLimit, defaultStrategy, namespaces } };
+  return {
+    ok: true,
+    config: {
+      execCommands,
+      ephemeralContainerImage,
+      ...(ephemeralContainerSecurityContext ? { ephemeralContainerSecurityContext } : {}),
+      ...(ephemeralContainerMatchTargetUser !== undefined ? { ephemeralContainerMatchTargetUser } : {}),
+      keystoneLimit,
+      defaultStrategy,
+      namespaces,
+    },
+  };
 }
 
 /** Why a string is not a namespace name (a DNS-1123 label), or undefined when it is one. */

@@ -225,7 +225,10 @@ async function deliverStop(
       attempt = await stopByExec(ctx.exec, podRef(pod), container, spec, config.execCommands, ctx.signal);
     } else {
       if (!config.ephemeralImage || spec.kind === 'exec') continue;
-      attempt = await stopByEphemeral(ctx.pods, pod, container, spec, escalated, config.ephemeralImage, config.ephemeralSecurityContext);
+      attempt = await stopByEphemeral(ctx.pods, pod, container, spec, escalated, config.ephemeralImage, {
+        securityContext: config.ephemeralSecurityContext,
+        matchTargetUser: config.ephemeralMatchTargetUser,
+      });
     }
     last = { ...attempt, method };
     if (attempt.ok) return last;

@@ -4,7 +4,8 @@
  * Guarantees:
  * - signals: `kill -s SIG 1`, then `/bin/sh -c 'kill -SIG 1'` for images whose `kill` is only a
  *   shell builtin; the signal name comes from a fixed list, so the shell line is constant text;
- * - http/presets: POST to 127.0.0.1 with curl, then busybox-compatible wget — argv only, no shell;
+ * - http/presets: POST to 127.0.0.1 with curl, then GNU wget, then a constant sh+nc script
+ *   (busybox) — never following a redirect, never a shell line built from the spec;
  * - `exec:<name>` runs exactly the argv the controller configuration names, nothing else;
  * - never throws: the outcome (and every attempt's error) is in the returned `StopAttempt`.
  */
@@ -22,6 +23,20 @@ export function stopUrl(port: number, path: string): string {
   return `http://127.0.0.1:${port}${path}`;
 }
 
+/**
+ * A POST to 127.0.0.1 with only sh, printf, nc, head and grep (busybox has them all), which can
+ * never follow a redirect: the script is constant text, port and path are positional arguments
+ * (`$1`, `$2`), and only a 2xx status line counts as success.
+ */
+export const POST_SCRIPT =
+  `printf 'POST %s HTTP/1.0\\r\\nHost: 127.0.0.1\\r\\nContent-Length: 0\\r\\nConnection: close\\r\\n\\r\\n' "$2" ` +
+  `| nc -w 5 127.0.0.1 "$1" | head -n 1 | grep -q '^HTTP/1\\.[01] 2'`;
+
+/** argv for POST_SCRIPT. */
+export function postScriptArgv(port: number, path: string): string[] {
+  return ['/bin/sh', '-c', POST_SCRIPT, 'podlife-stop', String(port), path];
+}
+
 /** The commands to try, in order, for a stop spec (none when an exec name is not configured). */
 export function execCommands(spec: StopSpec, commands: Readonly<Record<string, readonly string[]>> = {}): string[][] {
   switch (spec.kind) {
@@ -32,9 +47,12 @@ export function execCommands(spec: StopSpec, commands: Readonly<Record<string, r
       ];
     case 'http': {
       const url = stopUrl(spec.port, spec.path);
+      // None of these follows a redirect: curl does not without -L, GNU wget is told not to
+      // (busybox wget cannot be, and refuses the flag), the script cannot.
       return [
         ['curl', '-fsS', '-X', 'POST', '--max-time', '5', url],
-        ['wget', '-q', '-O-', '--post-data=', '-T', '5', url],
+        ['wget', '-q', '-O-', '--post-data=', '--max-redirect=0', '-T', '5', url],
+        postScriptArgv(spec.port, spec.path),
       ];
     }
     case 'exec': {
