@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Provides the control-plane binaries (etcd, kube-apiserver, kube-controller-manager) that the
-// integration tests, the e2e tests and the demo run against.
+// Provides the Kubernetes binaries (etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
+// the kubelet) that the integration tests, the e2e tests and the demo run against.
 //
 // Guarantees:
 // - KUBEBUILDER_ASSETS (envtest's convention), when set, is used as is: nothing is built, and a
@@ -24,7 +24,7 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const kubeModule = join(repoRoot, 'test', 'control-plane', 'kube');
 const etcdModule = join(repoRoot, 'test', 'control-plane', 'etcd');
 
-export const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager'];
+export const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubelet'];
 /** The two the harness cannot start without; kube-controller-manager is only needed for Jobs. */
 const REQUIRED_FROM_ENV = ['etcd', 'kube-apiserver'];
 
@@ -62,10 +62,11 @@ function buildPlan(versions, outDir) {
   return [
     { label: 'etcd', cwd: etcdModule, args: ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(outDir, 'etcd'), '.'] },
     {
-      label: 'kube-apiserver, kube-controller-manager',
+      label: 'kube-apiserver, kube-controller-manager, kube-scheduler, kubelet',
       cwd: kubeModule,
       args: ['build', '-trimpath', '-ldflags', kubeLdflags(versions.kubernetes), '-o', outDir + '/',
-        'k8s.io/kubernetes/cmd/kube-apiserver', 'k8s.io/kubernetes/cmd/kube-controller-manager'],
+        'k8s.io/kubernetes/cmd/kube-apiserver', 'k8s.io/kubernetes/cmd/kube-controller-manager',
+        'k8s.io/kubernetes/cmd/kube-scheduler', 'k8s.io/kubernetes/cmd/kubelet'],
     },
   ];
 }
@@ -161,7 +162,7 @@ export async function ensureControlPlaneAssets(opts = {}) {
   const partial = `${dir}.partial-${process.pid}`;
   rmSync(partial, { recursive: true, force: true });
   mkdirSync(partial, { recursive: true });
-  log(`building kubernetes ${versions.kubernetes} (kube-apiserver, kube-controller-manager) and etcd ${versions.etcd} with ${go}; ` +
+  log(`building kubernetes ${versions.kubernetes} (kube-apiserver, kube-controller-manager, kube-scheduler, kubelet) and etcd ${versions.etcd} with ${go}; ` +
     'the first build takes several minutes, later runs reuse it');
   try {
     for (const step of buildPlan(versions, partial)) {

@@ -16,6 +16,8 @@
  *   and the error quotes the failing component's log;
  * - the controller-manager runs the Job, garbage-collector and TTL-after-finished controllers with
  *   its own credentials (a system:masters certificate) and no leader election;
+ * - with `scheduler: true`, the real kube-scheduler binds pods (for a real node, see node.ts); the
+ *   API server always holds a client certificate the kubelet accepts, for exec, logs and attach;
  * - every process and temporary folder is removed by `stop()`, and by processes.ts when the test
  *   process exits or is interrupted without calling it.
  */
@@ -27,7 +29,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '@podlife/core';
 import { ensureControlPlaneAssets } from '../../scripts/control-plane-assets.mjs';
 import { writeKubeconfig } from './kubeconfig.js';
-import { createCertificateAuthority, createServiceAccountKeys, type CertificateAuthority } from './pki.js';
+import { createCertificateAuthority, createServiceAccountKeys, type CertificateAuthority, type IssueOptions, type KeyPairPem } from './pki.js';
 import { freePorts } from './ports.js';
 import { makeTempDir, removeTempDir, startProcess, type ManagedProcess } from './processes.js';
 
@@ -39,6 +41,9 @@ export interface ControlPlane {
   readonly version: string;
   /** etcd's client URL (plain HTTP on loopback). */
   readonly etcdUrl: string;
+  /** The cluster CA (it signs the API server, every client and the kubelet's serving certificate). */
+  readonly caPem: string;
+  issueCertificate(opts: IssueOptions): Promise<KeyPairPem>;
   /** The process ids of every component currently running (for leak checks). */
   pids(): number[];
   kubeconfigFor(user: string, groups?: string[]): Promise<string>;
@@ -58,6 +63,11 @@ export interface ControlPlane {
 export interface ControlPlaneOptions {
   /** Also run kube-controller-manager (Job, garbage-collector and TTL-after-finished controllers). */
   controllerManager?: boolean;
+  /**
+   * Also run kube-scheduler, and the node-lifecycle controller in the controller-manager (needed
+   * by a real node; the simulated kubelet schedules by itself and does not renew node leases).
+   */
+  scheduler?: boolean;
   /** The API server's watch cache (default on, as in production). Off, watches go to etcd directly. */
   watchCache?: boolean;
   /** Extra kube-apiserver flags, appended last (a later flag wins). */
@@ -157,6 +167,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const ca: CertificateAuthority = await createCertificateAuthority();
   const serving = await ca.issue({ commonName: 'kube-apiserver', server: true });
   const admin = await ca.issue({ commonName: 'podlife-admin', organizations: ['system:masters'] });
+  const kubeletClient = await ca.issue({ commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'] });
   const sa = createServiceAccountKeys();
   const caPath = file('ca.crt', ca.certPem);
   const saPub = file('sa.pub', sa.publicPem);
@@ -170,6 +181,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   let etcd: ManagedProcess | undefined;
   let apiServer: ManagedProcess | undefined;
   let controllerManager: ManagedProcess | undefined;
+  let scheduler: ManagedProcess | undefined;
   let stopped = false;
 
   const apiServerArgs = [
@@ -189,6 +201,10 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     '--endpoint-reconciler-type=none',
     '--allow-privileged=true',
     '--disable-admission-plugins=ServiceAccount',
+    `--kubelet-client-certificate=${file('kubelet-client.crt', kubeletClient.certPem)}`,
+    `--kubelet-client-key=${file('kubelet-client.key', kubeletClient.keyPem)}`,
+    `--kubelet-certificate-authority=${caPath}`,
+    '--kubelet-preferred-address-types=InternalIP',
     ...(opts.watchCache === false ? ['--watch-cache=false'] : []),
     ...(opts.apiServerArgs ?? []),
   ];
@@ -202,7 +218,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 
   const stopAll = async (): Promise<void> => {
     // Reverse order of start: clients of the API server first, etcd last.
-    for (const proc of [controllerManager, apiServer, etcd]) if (proc) await proc.stop();
+    for (const proc of [scheduler, controllerManager, apiServer, etcd]) if (proc) await proc.stop();
     for (const proc of running) await proc.stop();
   };
 
@@ -241,7 +257,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         command: bin('kube-controller-manager'),
         args: [
           `--kubeconfig=${kcmKubeconfig}`,
-          `--controllers=${controllers.join(',')}`,
+          // A real node registers tainted not-ready; the node-lifecycle controller lifts the taint.
+          `--controllers=${[...controllers, ...(opts.scheduler ? ['node-lifecycle-controller'] : [])].join(',')}`,
           '--use-service-account-credentials=false',
           '--leader-elect=false',
           // No serving endpoint: nothing scrapes it, and it would need a port and certificates.
@@ -252,7 +269,31 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         logPath: join(dir, 'kube-controller-manager.log'),
       });
       running.push(controllerManager);
-      log(`kube-controller-manager started (${controllers.join(', ')})`);
+      log(`kube-controller-manager started (${controllers.join(', ')}${opts.scheduler ? ', node-lifecycle-controller' : ''})`);
+    }
+
+    if (opts.scheduler) {
+      const sched = await ca.issue({ commonName: 'system:kube-scheduler', organizations: ['system:masters'] });
+      const schedKubeconfig = writeKubeconfig(join(dir, 'kube-scheduler.kubeconfig'), {
+        server, caPem: ca.certPem, certPem: sched.certPem, keyPem: sched.keyPem, user: 'system:kube-scheduler',
+      });
+      const [schedulerPort = 0] = await freePorts(1);
+      scheduler = startProcess({
+        name: 'kube-scheduler',
+        command: bin('kube-scheduler'),
+        args: [
+          `--kubeconfig=${schedKubeconfig}`,
+          `--authentication-kubeconfig=${schedKubeconfig}`,
+          `--authorization-kubeconfig=${schedKubeconfig}`,
+          '--leader-elect=false',
+          '--bind-address=127.0.0.1',
+          `--secure-port=${schedulerPort}`,
+          `--cert-dir=${join(dir, 'scheduler-certs')}`,
+        ],
+        logPath: join(dir, 'kube-scheduler.log'),
+      });
+      running.push(scheduler);
+      log('kube-scheduler started');
     }
   } catch (err) {
     await stopAll();
@@ -273,6 +314,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     client,
     version: versionInfo.gitVersion,
     etcdUrl,
+    caPem: ca.certPem,
+    issueCertificate: (o: IssueOptions) => ca.issue(o),
     pids: () => running.filter((p) => p.running).map((p) => p.pid),
     async kubeconfigFor(user: string, groups: string[] = []): Promise<string> {
       const pair = await ca.issue({ commonName: user, organizations: groups });

@@ -24,8 +24,17 @@ export interface KeyPairPem {
   keyPem: string;
 }
 
+export interface IssueOptions {
+  commonName: string;
+  organizations?: string[];
+  /** A serving certificate (for 127.0.0.1 and localhost, plus `ips`) instead of a client one. */
+  server?: boolean;
+  /** More IP addresses a serving certificate is valid for. */
+  ips?: string[];
+}
+
 export interface CertificateAuthority extends KeyPairPem {
-  issue(opts: { commonName: string; organizations?: string[]; server?: boolean }): Promise<KeyPairPem>;
+  issue(opts: IssueOptions): Promise<KeyPairPem>;
 }
 
 function serial(): string {
@@ -61,7 +70,7 @@ export async function createCertificateAuthority(commonName = 'podlife-test-ca')
     ],
   });
 
-  async function issue(opts: { commonName: string; organizations?: string[]; server?: boolean }): Promise<KeyPairPem> {
+  async function issue(opts: IssueOptions): Promise<KeyPairPem> {
     const keys = (await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
     const subject: x509.JsonName = [{ CN: [opts.commonName] }];
     for (const org of opts.organizations ?? []) subject.push({ O: [org] });
@@ -73,7 +82,7 @@ export async function createCertificateAuthority(commonName = 'podlife-test-ca')
     ];
     if (opts.server) {
       extensions.push(new x509.SubjectAlternativeNameExtension([
-        { type: 'ip', value: '127.0.0.1' },
+        ...[...new Set(['127.0.0.1', ...(opts.ips ?? [])])].map((value) => ({ type: 'ip' as const, value })),
         { type: 'dns', value: 'localhost' },
       ]));
     }

@@ -10,9 +10,12 @@
  *   killed and every registered temporary folder removed, synchronously;
  * - when this Node process dies without running any handler (SIGKILL, OOM), a small reaper shell,
  *   started once per run, notices within a second and does the same from its own lists;
+ * - what a process group cannot take with it (a container runtime's shims, mounts, network
+ *   interfaces) is undone by a cleanup script registered with `registerCleanupScript`, run after
+ *   the groups are killed and before the folders are removed, on every one of those paths;
  * - output goes to a log file whose tail can be quoted in error messages.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +41,7 @@ export interface ManagedProcess {
 const liveGroups = new Set<number>();
 const liveNames = new Map<number, string>();
 const tempDirs = new Set<string>();
+const cleanupScripts = new Set<string>();
 let registryDir: string | undefined;
 let reaper: ChildProcess | undefined;
 let hooksInstalled = false;
@@ -56,6 +60,8 @@ function cleanupNow(): void {
     killGroup(pgid, 'SIGKILL');
   }
   liveGroups.clear();
+  for (const script of cleanupScripts) runCleanupScript(script);
+  cleanupScripts.clear();
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
   tempDirs.clear();
   if (reaper?.pid) killGroup(reaper.pid, 'SIGKILL');
@@ -66,6 +72,12 @@ function writeRegistry(): void {
   if (!registryDir) return;
   writeFileSync(join(registryDir, 'groups'), [...liveGroups].join('\n') + '\n');
   writeFileSync(join(registryDir, 'dirs'), [...tempDirs].join('\n') + '\n');
+  writeFileSync(join(registryDir, 'scripts'), [...cleanupScripts].join('\n') + '\n');
+}
+
+function runCleanupScript(path: string): void {
+  if (!existsSync(path)) return;
+  spawnSync('sh', [path], { stdio: 'ignore', timeout: 60_000 });
 }
 
 function installHooks(): void {
@@ -85,6 +97,7 @@ function installHooks(): void {
   const script = [
     `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done`,
     `for g in $(cat "$0/groups" 2>/dev/null); do kill -CONT "-$g" 2>/dev/null; kill -KILL "-$g" 2>/dev/null; done`,
+    `for s in $(cat "$0/scripts" 2>/dev/null); do [ -f "$s" ] && sh "$s" >/dev/null 2>&1; done`,
     `for d in $(cat "$0/dirs" 2>/dev/null); do rm -rf "$d"; done`,
     `rm -rf "$0"`,
   ].join('\n');
@@ -99,6 +112,24 @@ export function makeTempDir(prefix: string): string {
   tempDirs.add(dir);
   writeRegistry();
   return dir;
+}
+
+/**
+ * A shell script that undoes what a component leaves outside its process group; it must be
+ * idempotent (it may run twice: from `runRegisteredCleanup` and at exit) and live in a folder made by
+ * makeTempDir, so it is gone once it has run.
+ */
+export function registerCleanupScript(path: string): void {
+  installHooks();
+  cleanupScripts.add(path);
+  writeRegistry();
+}
+
+/** Runs a registered cleanup script now and forgets it. */
+export function runRegisteredCleanup(path: string): void {
+  runCleanupScript(path);
+  cleanupScripts.delete(path);
+  writeRegistry();
 }
 
 export function removeTempDir(dir: string): void {

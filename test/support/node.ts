@@ -1,0 +1,364 @@
+/**
+ * A real Kubernetes node on this host: containerd (with runc and the CNI bridge plugin) and the
+ * kubelet, registered with a control plane from control-plane.ts.
+ *
+ * Guarantees:
+ * - every component runs with private folders under one temporary folder: containerd's root,
+ *   state, sockets and config, runc's state, the CNI config and IP allocations, the kubelet's root,
+ *   pod logs and certificates; the binaries and images come from scripts/node-assets.mjs;
+ * - pods get addresses on a bridge this harness creates (10.88.N.0/24, N free on this host) that
+ *   also carries the node IP; pods have no default route and nothing is masqueraded or forwarded,
+ *   so no pod traffic can leave the machine; every image pull resolves to a loopback endpoint
+ *   where nothing listens, so a missing image fails locally with a real ErrImagePull;
+ * - `startNode` resolves once the Node is Ready and its test images are imported; it fails with
+ *   the failing component's log otherwise, and names any missing prerequisite (root, cgroups,
+ *   packages) instead of skipping;
+ * - `stop()` leaves nothing behind: no process (containerd's shims and the containers included),
+ *   mount, network namespace, interface, log symlink or file outside the temporary folder; the
+ *   same cleanup script runs from processes.ts when the test process dies without calling stop().
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { V1Node } from '@kubernetes/client-node';
+import { ensureNodeAssets, type ImageKey, type NodeAssets } from '../../scripts/node-assets.mjs';
+import { startControlPlane, type ControlPlane } from './control-plane.js';
+import { freePorts } from './ports.js';
+import { makeTempDir, registerCleanupScript, removeTempDir, runRegisteredCleanup, startProcess, type ManagedProcess } from './processes.js';
+
+export interface RealNode {
+  readonly name: string;
+  /** The node's InternalIP (the bridge's address). */
+  readonly ip: string;
+  /** The pods' subnet on the bridge. */
+  readonly podSubnet: string;
+  readonly kubeletVersion: string;
+  /** Image references to use with `imagePullPolicy: Never`. */
+  readonly images: Record<ImageKey, string>;
+  /** containerd's socket (for `ctr -a`). */
+  readonly containerdAddress: string;
+  /** Container ids containerd knows in the k8s.io namespace (running or not). */
+  containerIds(): string[];
+  /** Ids of containers whose process is still running, per runc. */
+  runningContainerIds(): string[];
+  pids(): number[];
+  kubeletLogTail(lines?: number): string;
+  stop(): Promise<void>;
+}
+
+export interface NodeOptions {
+  name?: string;
+  /** `--register-with-taints` (e.g. `readiness.k8s.io/network=pending:NoSchedule`). */
+  registerWithTaints?: string[];
+  labels?: Record<string, string>;
+  /** Wait for the Node to be Ready (default true). A node tainted for readiness is still Ready. */
+  waitReady?: boolean;
+  log?: (line: string) => void;
+}
+
+const readyTimeoutMs = 120_000;
+
+/** Why this host cannot run a node, or undefined when it can. */
+export function nodePrerequisiteProblem(): string | undefined {
+  if (process.platform !== 'linux') return `a real node needs Linux (this is ${process.platform})`;
+  if (process.getuid?.() !== 0) return 'a real node needs root (containerd, runc, mounts and a bridge)';
+  if (!existsSync('/sys/fs/cgroup/memory') && !existsSync('/sys/fs/cgroup/cgroup.controllers')) {
+    return 'a real node needs cgroups mounted at /sys/fs/cgroup';
+  }
+  return undefined;
+}
+
+function run(cmd: string, args: string[]): string {
+  return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A 10.88.N.0/24 that no interface on this host uses, and a bridge name free for it. */
+function freeSubnet(): { n: number; bridge: string } {
+  const used = run('ip', ['-4', '-o', 'addr', 'show']);
+  const links = run('ip', ['-o', 'link', 'show']);
+  for (let n = 1 + Math.floor(Math.random() * 200); ; n = (n % 250) + 1) {
+    const bridge = `plnode${n}`;
+    if (!used.includes(`10.88.${n}.`) && !links.includes(` ${bridge}:`) && !links.includes(` ${bridge}@`)) return { n, bridge };
+  }
+}
+
+const shQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * The cleanup script: containers (through runc's own state), the shims that served our
+ * containerd socket, mounts under our folder (network namespaces included), our bridge and the
+ * kubelet's log symlinks that point into our folder. Idempotent; every step tolerates absence.
+ */
+function cleanupScript(dir: string, bridge: string, sock: string, runcRoot: string): string {
+  const d = shQuote(dir);
+  return [
+    '#!/bin/sh',
+    `DIR=${d}; SOCK=${shQuote(sock)}; RUNC_ROOT=${shQuote(runcRoot)}; BRIDGE=${shQuote(bridge)}`,
+    'if [ -d "$RUNC_ROOT" ]; then for id in $(runc --root "$RUNC_ROOT" list -q 2>/dev/null); do runc --root "$RUNC_ROOT" delete --force "$id" >/dev/null 2>&1; done; fi',
+    // A shim is ours when its command line names our socket (a path under our folder).
+    'for p in /proc/[0-9]*; do',
+    '  if tr "\\000" "\\n" < "$p/cmdline" 2>/dev/null | grep -qxF -- "$SOCK"; then kill -9 "${p#/proc/}" 2>/dev/null; fi',
+    'done',
+    // Deepest mounts first; the field is octal-escaped in mountinfo, and our paths have no spaces.
+    'for m in $(awk \'{print $5}\' /proc/self/mountinfo | grep -F -- "$DIR/" | sort -r); do umount -l "$m" 2>/dev/null; done',
+    'ip link delete "$BRIDGE" 2>/dev/null',
+    'for l in /var/log/containers/*.log; do case "$(readlink "$l" 2>/dev/null)" in "$DIR"/*) rm -f "$l";; esac; done',
+    'exit 0',
+    '',
+  ].join('\n');
+}
+
+export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promise<RealNode> {
+  const problem = nodePrerequisiteProblem();
+  if (problem) throw new Error(problem);
+  const log = opts.log ?? (() => {});
+  const started = Date.now();
+  const assets: NodeAssets = await ensureNodeAssets({ log });
+  const name = opts.name ?? 'node-1';
+  // Short: unix socket paths are limited to 107 bytes.
+  const dir = makeTempDir('plnode-');
+  const path = (...p: string[]): string => join(dir, ...p);
+  for (const sub of ['containerd', 'state', 'runc', 'cni/conf', 'cni/ipam', 'certs.d/_default', 'kubelet', 'pod-logs']) {
+    mkdirSync(path(sub), { recursive: true });
+  }
+  const sock = path('containerd.sock');
+  const runcRoot = path('runc');
+  const { n, bridge } = freeSubnet();
+  const ip = `10.88.${n}.1`;
+  const podSubnet = `10.88.${n}.0/24`;
+  const cleanup = path('cleanup.sh');
+  writeFileSync(cleanup, cleanupScript(dir, bridge, sock, runcRoot), { mode: 0o700 });
+  registerCleanupScript(cleanup);
+
+  const procs: ManagedProcess[] = [];
+  let stopped = false;
+  const stopAll = async (): Promise<void> => {
+    for (const proc of [...procs].reverse()) await proc.stop(5_000);
+    runRegisteredCleanup(cleanup);
+    removeTempDir(dir);
+  };
+
+  try {
+    // The bridge carries the node IP; CNI attaches pods to it without adding a gateway address.
+    run('ip', ['link', 'add', 'name', bridge, 'type', 'bridge']);
+    run('ip', ['addr', 'add', `${ip}/24`, 'dev', bridge]);
+    run('ip', ['link', 'set', bridge, 'up']);
+
+    writeFileSync(path('cni/conf/10-podlife.conflist'), JSON.stringify({
+      cniVersion: '1.0.0',
+      name: 'podlife-test',
+      plugins: [{
+        type: 'bridge',
+        bridge,
+        isGateway: false,
+        isDefaultGateway: false,
+        ipMasq: false,
+        hairpinMode: true,
+        ipam: { type: 'host-local', ranges: [[{ subnet: podSubnet, rangeStart: `10.88.${n}.10` }]], routes: [], dataDir: path('cni/ipam') },
+      }],
+    }, null, 2));
+    // Every registry resolves to a loopback port where nothing listens.
+    writeFileSync(path('certs.d/_default/hosts.toml'), 'server = "http://127.0.0.1:9"\n\n[host."http://127.0.0.1:9"]\n  capabilities = ["pull", "resolve"]\n');
+    writeFileSync(path('containerd.toml'), [
+      'version = 2',
+      `root = "${path('containerd')}"`,
+      `state = "${path('state')}"`,
+      '[grpc]', `  address = "${sock}"`,
+      '[ttrpc]', `  address = "${path('containerd-ttrpc.sock')}"`,
+      '[metrics]', '  address = ""',
+      '[plugins."io.containerd.grpc.v1.cri"]',
+      `  sandbox_image = "${assets.images.pause.ref}"`,
+      // Root here lacks CAP_SYS_RESOURCE: lowering oom_score_adj is all it may do.
+      '  restrict_oom_score_adj = true',
+      '  netns_mounts_under_state_dir = true',
+      '  disable_apparmor = true',
+      '  stream_server_address = "127.0.0.1"',
+      '  stream_server_port = "0"',
+      '  [plugins."io.containerd.grpc.v1.cri".containerd]',
+      '    snapshotter = "overlayfs"',
+      '    default_runtime_name = "runc"',
+      '    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]',
+      '      runtime_type = "io.containerd.runc.v2"',
+      '      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
+      '        SystemdCgroup = false',
+      `        BinaryName = "${assets.runc}"`,
+      `        Root = "${runcRoot}"`,
+      '  [plugins."io.containerd.grpc.v1.cri".cni]',
+      `    bin_dir = "${assets.cniBinDir}"`,
+      `    conf_dir = "${path('cni/conf')}"`,
+      '    max_conf_num = 1',
+      '  [plugins."io.containerd.grpc.v1.cri".registry]',
+      `    config_path = "${path('certs.d')}"`,
+      '',
+    ].join('\n'));
+
+    const containerd = startProcess({
+      name: 'containerd', command: assets.containerd, args: ['--config', path('containerd.toml'), '--log-level', 'info'], logPath: path('containerd.log'),
+    });
+    procs.push(containerd);
+    await waitFor(containerd, () => existsSync(sock), 'containerd socket');
+    for (const [key, image] of Object.entries(assets.images)) {
+      run(assets.ctr, ['-a', sock, '-n', 'k8s.io', 'images', 'import', '--no-unpack', image.tar]);
+      log(`imported ${key} (${image.ref})`);
+    }
+    log(`containerd ready (${Date.now() - started} ms)`);
+
+    const [kubeletPort = 0, healthzPort = 0] = await freePorts(2);
+    writeFileSync(path('ca.crt'), cp.caPem);
+    const serving = await cp.issueCertificate({ commonName: name, ips: [ip, '127.0.0.1'], server: true });
+    writeFileSync(path('kubelet.crt'), serving.certPem);
+    writeFileSync(path('kubelet.key'), serving.keyPem, { mode: 0o600 });
+    const kubeconfig = await cp.kubeconfigFor(`system:node:${name}`, ['system:nodes', 'system:masters']);
+    writeFileSync(path('resolv.conf'), '');
+    writeFileSync(path('kubelet.yaml'), JSON.stringify({
+      apiVersion: 'kubelet.config.k8s.io/v1beta1',
+      kind: 'KubeletConfiguration',
+      // This host: cgroup v1, cgroupfs, no QoS hierarchy, no swap accounting.
+      failCgroupV1: false,
+      cgroupDriver: 'cgroupfs',
+      cgroupsPerQOS: false,
+      enforceNodeAllocatable: [],
+      failSwapOn: false,
+      address: ip,
+      port: kubeletPort,
+      readOnlyPort: 0,
+      healthzBindAddress: '127.0.0.1',
+      healthzPort,
+      tlsCertFile: path('kubelet.crt'),
+      tlsPrivateKeyFile: path('kubelet.key'),
+      authentication: { anonymous: { enabled: false }, webhook: { enabled: false }, x509: { clientCAFile: path('ca.crt') } },
+      authorization: { mode: 'AlwaysAllow' },
+      // Pods get a resolver that answers nothing rather than a warning about a missing one.
+      clusterDNS: [ip],
+      clusterDomain: 'cluster.local',
+      resolvConf: path('resolv.conf'),
+      podLogsDir: path('pod-logs'),
+      containerRuntimeEndpoint: `unix://${sock}`,
+      imageServiceEndpoint: `unix://${sock}`,
+      // The test images are imported, never pulled: never collect them, never evict for disk.
+      imageGCHighThresholdPercent: 100,
+      imageGCLowThresholdPercent: 99,
+      evictionHard: { 'memory.available': '1Mi', 'nodefs.available': '1%', 'imagefs.available': '1%' },
+      serializeImagePulls: false,
+      nodeStatusUpdateFrequency: '2s',
+      nodeStatusReportFrequency: '10s',
+      syncFrequency: '5s',
+      fileCheckFrequency: '5s',
+      shutdownGracePeriod: '0s',
+      registerNode: true,
+      registerWithTaints: (opts.registerWithTaints ?? []).map(parseTaint),
+      localStorageCapacityIsolation: false,
+      protectKernelDefaults: false,
+      maxPods: 110,
+    }, null, 2));
+
+    const labels = Object.entries(opts.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
+    const kubelet = startProcess({
+      name: 'kubelet',
+      command: assets.kubelet,
+      args: [
+        `--config=${path('kubelet.yaml')}`,
+        `--kubeconfig=${kubeconfig}`,
+        `--hostname-override=${name}`,
+        `--node-ip=${ip}`,
+        `--root-dir=${path('kubelet')}`,
+        `--cert-dir=${path('kubelet', 'pki')}`,
+        ...(labels ? [`--node-labels=${labels}`] : []),
+        '--v=2',
+      ],
+      logPath: path('kubelet.log'),
+    });
+    procs.push(kubelet);
+
+    let node: V1Node | undefined;
+    await waitFor(kubelet, async () => {
+      node = await cp.client.get<V1Node>(`/api/v1/nodes/${name}`).catch(() => undefined);
+      if (!node) return false;
+      if (opts.waitReady === false) return true;
+      return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+    }, `Node ${name} Ready`);
+    const kubeletVersion = node?.status?.nodeInfo?.kubeletVersion ?? 'unknown';
+    log(`node ${name} (${ip}, kubelet ${kubeletVersion}) ready in ${Date.now() - started} ms`);
+
+    const ctr = (args: string[]): string => run(assets.ctr, ['-a', sock, '-n', 'k8s.io', ...args]);
+    return {
+      name,
+      ip,
+      podSubnet,
+      kubeletVersion,
+      images: Object.fromEntries(Object.entries(assets.images).map(([k, v]) => [k, v.ref])) as Record<ImageKey, string>,
+      containerdAddress: sock,
+      containerIds: () => ctr(['containers', 'list', '-q']).split('\n').filter(Boolean),
+      runningContainerIds: () => {
+        const out = run(assets.runc, ['--root', join(runcRoot, 'k8s.io'), 'list', '--format', 'json']).trim();
+        const list = out && out !== 'null' ? (JSON.parse(out) as { id: string; status: string }[]) : [];
+        return list.filter((c) => c.status === 'running').map((c) => c.id);
+      },
+      pids: () => procs.filter((p) => p.running).map((p) => p.pid),
+      kubeletLogTail: (lines = 40) => kubelet.logTail(lines),
+      async stop(): Promise<void> {
+        if (stopped) return;
+        stopped = true;
+        await stopAll();
+      },
+    };
+  } catch (err) {
+    stopped = true;
+    await stopAll();
+    throw err;
+  }
+}
+
+function parseTaint(spec: string): { key: string; value?: string; effect: string } {
+  const m = /^([^=:]+)(?:=([^:]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$/.exec(spec);
+  if (!m?.[1] || !m[3]) throw new Error(`taint ${JSON.stringify(spec)} is not key[=value]:Effect`);
+  return { key: m[1], ...(m[2] !== undefined ? { value: m[2] } : {}), effect: m[3] };
+}
+
+async function waitFor(proc: ManagedProcess, ok: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + readyTimeoutMs;
+  while (Date.now() < deadline) {
+    if (!proc.running) throw new Error(`${proc.name} exited before ${what}; its log ends with:\n${proc.logTail(40)}`);
+    if (await ok()) return;
+    await sleep(100);
+  }
+  throw new Error(`no ${what} after ${readyTimeoutMs / 1000} s; ${proc.name}'s log ends with:\n${proc.logTail(40)}`);
+}
+
+export interface RealCluster {
+  readonly cp: ControlPlane;
+  readonly node: RealNode;
+}
+
+let shared: Promise<RealCluster> | undefined;
+
+/**
+ * One real cluster per test process, started on first use: its own control plane (with the
+ * controller-manager and kube-scheduler, which must not meet the simulated kubelet's nodes) and
+ * one node. The global mocha hook stops it.
+ */
+export function sharedRealCluster(): Promise<RealCluster> {
+  shared ??= (async () => {
+    const cp = await startControlPlane({ controllerManager: true, scheduler: true });
+    try {
+      return { cp, node: await startNode(cp) };
+    } catch (err) {
+      await cp.stop();
+      throw err;
+    }
+  })();
+  return shared;
+}
+
+export async function stopSharedRealCluster(): Promise<void> {
+  if (!shared) return;
+  const pending = shared;
+  shared = undefined;
+  const cluster = await pending.catch(() => undefined);
+  await cluster?.node.stop();
+  await cluster?.cp.stop();
+}
