@@ -21,6 +21,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
+import type { KubeClient } from '@podlife/core';
 import { ensureNodeAssets, type ImageKey, type NodeAssets } from '../../scripts/node-assets.mjs';
 import { startControlPlane, type ControlPlane } from './control-plane.js';
 import { freePorts } from './ports.js';
@@ -361,4 +362,16 @@ export async function stopSharedRealCluster(): Promise<void> {
   const cluster = await pending.catch(() => undefined);
   await cluster?.node.stop();
   await cluster?.cp.stop();
+}
+
+/** A container's log as the kubelet serves it (through the API server, pods/log). */
+export async function containerLog(client: KubeClient, namespace: string, pod: string, container: string, opts: { previous?: boolean } = {}): Promise<string> {
+  const res = await client.stream({
+    path: `/api/v1/namespaces/${namespace}/pods/${pod}/log`,
+    query: { container, ...(opts.previous ? { previous: 'true' } : {}) },
+    timeoutMs: 10_000,
+  });
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
