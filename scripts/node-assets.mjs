@@ -12,7 +12,7 @@
 //   folder and reused; a build lands in a temporary folder renamed into place only when complete;
 // - nothing here pulls an image or reaches a registry.
 //
-// Usable as a command (`node scripts/node-assets.mjs`) or imported (`ensureNodeAssets`).
+// Usable as a command (`node scripts/node-assets.mjs [--if-possible]`) or imported (`ensureNodeAssets`).
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -174,7 +174,12 @@ export async function ensureNodeAssets(opts = {}) {
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
 if (invokedDirectly) {
   const started = Date.now();
-  ensureNodeAssets()
+  // --if-possible (the demo): on a host that cannot run a node, provide the control plane only.
+  const cannot = process.platform !== 'linux' ? 'this is not Linux' : process.getuid?.() !== 0 ? 'this process is not root' : undefined;
+  const work = process.argv.includes('--if-possible') && cannot
+    ? (process.stderr.write(`node-assets: ${cannot}, so no real node here; providing the control plane only\n`), ensureControlPlaneAssets().then(() => ({ images: {} })))
+    : ensureNodeAssets();
+  work
     .then(({ images }) => {
       process.stderr.write(`node-assets: ready in ${Math.round((Date.now() - started) / 100) / 10}s: ${Object.keys(images).length} images\n`);
     })
