@@ -18,7 +18,7 @@
  *   same cleanup script runs from processes.ts when the test process dies without calling stop().
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
 import type { KubeClient } from '@podlife/core';
@@ -128,7 +128,18 @@ export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promi
   }
   const sock = path('containerd.sock');
   const runcRoot = path('runc');
-  const { n, bridge } = freeSubnet();
+  // Another run may take the same subnet between the look and the creation: then try another.
+  let picked: { n: number; bridge: string } | undefined;
+  for (let attempt = 0; picked === undefined; attempt++) {
+    const candidate = freeSubnet();
+    try {
+      run('ip', ['link', 'add', 'name', candidate.bridge, 'type', 'bridge']);
+      picked = candidate;
+    } catch (err) {
+      if (attempt >= 5) throw err;
+    }
+  }
+  const { n, bridge } = picked;
   const ip = `10.88.${n}.1`;
   const podSubnet = `10.88.${n}.0/24`;
   const cleanup = path('cleanup.sh');
@@ -145,7 +156,6 @@ export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promi
 
   try {
     // The bridge carries the node IP; CNI attaches pods to it without adding a gateway address.
-    run('ip', ['link', 'add', 'name', bridge, 'type', 'bridge']);
     run('ip', ['addr', 'add', `${ip}/24`, 'dev', bridge]);
     run('ip', ['link', 'set', bridge, 'up']);
 
@@ -259,6 +269,10 @@ export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promi
 
     const labels = Object.entries(opts.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
     const kubelet = startProcess({
+      // A PATH without iptables: the kubelet then leaves the host's netfilter tables alone (it
+      // would add KUBE-FIREWALL and canary chains that outlive the node). Nothing here needs them:
+      // pods are on a bridge without NAT, and there is no kube-proxy.
+      env: { ...process.env, PATH: kubeletPath(path('bin')) },
       name: 'kubelet',
       command: assets.kubelet,
       args: [
@@ -312,6 +326,17 @@ export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promi
     await stopAll();
     throw err;
   }
+}
+
+/** The host tools the kubelet runs (mounts, disk usage, namespaces), linked into a folder of ours. */
+function kubeletPath(binDir: string): string {
+  mkdirSync(binDir, { recursive: true });
+  const tools = ['mount', 'umount', 'findmnt', 'losetup', 'blkid', 'nsenter', 'du', 'find', 'nice', 'ionice', 'sh', 'cat', 'ls', 'test'];
+  for (const tool of tools) {
+    const found = ['/usr/bin', '/usr/sbin', '/bin', '/sbin'].map((d) => join(d, tool)).find((p) => existsSync(p));
+    if (found && !existsSync(join(binDir, tool))) symlinkSync(found, join(binDir, tool));
+  }
+  return binDir;
 }
 
 function parseTaint(spec: string): { key: string; value?: string; effect: string } {
