@@ -18,8 +18,8 @@
  *   same cleanup script runs from processes.ts when the test process dies without calling stop().
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
 import type { KubeClient } from '@podlife/core';
 import { ensureNodeAssets, type ImageKey, type NodeAssets } from '../../scripts/node-assets.mjs';
@@ -29,6 +29,10 @@ import { makeTempDir, registerCleanupScript, removeTempDir, runRegisteredCleanup
 
 export interface RealNode {
   readonly name: string;
+  /** The temporary folder everything of this node lives in. */
+  readonly dir: string;
+  /** The bridge the node IP and the pods are on. */
+  readonly bridge: string;
   /** The node's InternalIP (the bridge's address). */
   readonly ip: string;
   /** The pods' subnet on the bridge. */
@@ -94,11 +98,11 @@ const shQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
  * containerd socket, mounts under our folder (network namespaces included), our bridge and the
  * kubelet's log symlinks that point into our folder. Idempotent; every step tolerates absence.
  */
-function cleanupScript(dir: string, bridge: string, sock: string, runcRoot: string): string {
+function cleanupScript(dir: string, bridge: string, sock: string, runcRoot: string, cgroup: string): string {
   const d = shQuote(dir);
   return [
     '#!/bin/sh',
-    `DIR=${d}; SOCK=${shQuote(sock)}; RUNC_ROOT=${shQuote(runcRoot)}; BRIDGE=${shQuote(bridge)}`,
+    `DIR=${d}; SOCK=${shQuote(sock)}; RUNC_ROOT=${shQuote(runcRoot)}; BRIDGE=${shQuote(bridge)}; CGROUP=${shQuote(cgroup)}`,
     'if [ -d "$RUNC_ROOT" ]; then for id in $(runc --root "$RUNC_ROOT" list -q 2>/dev/null); do runc --root "$RUNC_ROOT" delete --force "$id" >/dev/null 2>&1; done; fi',
     // A shim is ours when its command line names our socket (a path under our folder).
     'for p in /proc/[0-9]*; do',
@@ -107,6 +111,9 @@ function cleanupScript(dir: string, bridge: string, sock: string, runcRoot: stri
     // Deepest mounts first; the field is octal-escaped in mountinfo, and our paths have no spaces.
     'for m in $(awk \'{print $5}\' /proc/self/mountinfo | grep -F -- "$DIR/" | sort -r); do umount -l "$m" 2>/dev/null; done',
     'ip link delete "$BRIDGE" 2>/dev/null',
+    // Whatever still runs in our cgroups (a container whose shim was killed) goes, then the cgroups.
+    'for h in /sys/fs/cgroup/*/; do [ -d "$h$CGROUP" ] || continue; for f in $(find "$h$CGROUP" -name cgroup.procs); do for p in $(cat "$f"); do kill -9 "$p" 2>/dev/null; done; done; done',
+    'for h in /sys/fs/cgroup/*/; do [ -d "$h$CGROUP" ] || continue; for i in 1 2 3 4 5 6 7 8 9 10; do find "$h$CGROUP" -depth -type d -exec rmdir {} \\; 2>/dev/null; [ -d "$h$CGROUP" ] || break; sleep 0.2; done; done',
     'for l in /var/log/containers/*.log; do case "$(readlink "$l" 2>/dev/null)" in "$DIR"/*) rm -f "$l";; esac; done',
     'exit 0',
     '',
@@ -142,8 +149,10 @@ export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promi
   const { n, bridge } = picked;
   const ip = `10.88.${n}.1`;
   const podSubnet = `10.88.${n}.0/24`;
+  // The pods' cgroups live under one of ours in every hierarchy, so that they can be found and removed.
+  const cgroup = basename(dir);
   const cleanup = path('cleanup.sh');
-  writeFileSync(cleanup, cleanupScript(dir, bridge, sock, runcRoot), { mode: 0o700 });
+  writeFileSync(cleanup, cleanupScript(dir, bridge, sock, runcRoot, cgroup), { mode: 0o700 });
   registerCleanupScript(cleanup);
 
   const procs: ManagedProcess[] = [];
@@ -159,6 +168,7 @@ export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promi
     run('ip', ['addr', 'add', `${ip}/24`, 'dev', bridge]);
     run('ip', ['link', 'set', bridge, 'up']);
 
+    createCgroup(cgroup);
     writeFileSync(path('cni/conf/10-podlife.conflist'), JSON.stringify({
       cniVersion: '1.0.0',
       name: 'podlife-test',
@@ -232,6 +242,7 @@ export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promi
       failCgroupV1: false,
       cgroupDriver: 'cgroupfs',
       cgroupsPerQOS: false,
+      cgroupRoot: `/${cgroup}`,
       enforceNodeAllocatable: [],
       failSwapOn: false,
       address: ip,
@@ -302,6 +313,8 @@ export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promi
     const ctr = (args: string[]): string => run(assets.ctr, ['-a', sock, '-n', 'k8s.io', ...args]);
     return {
       name,
+      dir,
+      bridge,
       ip,
       podSubnet,
       kubeletVersion,
@@ -325,6 +338,19 @@ export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promi
     stopped = true;
     await stopAll();
     throw err;
+  }
+}
+
+/** Creates /<name> in every cgroup v1 hierarchy (cpuset needs its cpus and mems filled in). */
+function createCgroup(name: string): void {
+  const root = '/sys/fs/cgroup';
+  for (const h of readdirSync(root)) {
+    const hierarchy = join(root, h);
+    if (h === 'unified' || !existsSync(join(hierarchy, 'cgroup.procs'))) continue;
+    mkdirSync(join(hierarchy, name), { recursive: true });
+    if (h === 'cpuset') {
+      for (const f of ['cpuset.cpus', 'cpuset.mems']) writeFileSync(join(hierarchy, name, f), readFileSync(join(hierarchy, f)));
+    }
   }
 }
 
@@ -387,6 +413,44 @@ export async function stopSharedRealCluster(): Promise<void> {
   const cluster = await pending.catch(() => undefined);
   await cluster?.node.stop();
   await cluster?.cp.stop();
+}
+
+/**
+ * What a node left on this host: processes whose command line or executable lives in its folder
+ * or names it (containerd, shims, kubelet, containers' processes), mounts under it, its bridge,
+ * the folder itself, and kubelet log links into it. Empty when it is all gone.
+ */
+export function nodeLeftovers(node: { dir: string; bridge: string }): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      const cgroups = readFileSync(`/proc/${entry}/cgroup`, 'utf8');
+      if (cmdline.includes(node.dir) || cgroups.includes(`/${basename(node.dir)}`)) found.push(`process ${entry}: ${cmdline.trim().slice(0, 120)}`);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    const mountPoint = line.split(' ')[4];
+    if (mountPoint?.startsWith(`${node.dir}/`) || mountPoint === node.dir) found.push(`mount ${mountPoint}`);
+  }
+  if (existsSync(`/sys/class/net/${node.bridge}`)) found.push(`interface ${node.bridge}`);
+  for (const h of readdirSync('/sys/fs/cgroup')) {
+    if (existsSync(join('/sys/fs/cgroup', h, basename(node.dir)))) found.push(`cgroup ${h}/${basename(node.dir)}`);
+  }
+  if (existsSync(node.dir)) found.push(`folder ${node.dir}`);
+  if (existsSync('/var/log/containers')) {
+    for (const link of readdirSync('/var/log/containers')) {
+      try {
+        if (readlinkSync(join('/var/log/containers', link)).startsWith(`${node.dir}/`)) found.push(`log link /var/log/containers/${link}`);
+      } catch {
+        // Not a link, or gone.
+      }
+    }
+  }
+  return found;
 }
 
 /** A container's log as the kubelet serves it (through the API server, pods/log). */
