@@ -39,6 +39,9 @@ const plural: Record<string, string> = {
   Service: 'services',
   MutatingWebhookConfiguration: 'mutatingwebhookconfigurations',
   CustomResourceDefinition: 'customresourcedefinitions',
+  PriorityClass: 'priorityclasses',
+  PodDisruptionBudget: 'poddisruptionbudgets',
+  NetworkPolicy: 'networkpolicies',
 };
 
 function pathOf(m: KubeManifest): string {
@@ -161,6 +164,28 @@ describe('deploy manifests and RBAC (real API server)', function () {
   it('every generated object is accepted by server-side apply', () => {
     assert.ok(applied.some((m) => m.kind === 'Role' && m.metadata.namespace === scoped));
     assert.ok(applied.some((m) => m.kind === 'MutatingWebhookConfiguration'));
+    for (const kind of ['PriorityClass', 'PodDisruptionBudget', 'NetworkPolicy']) assert.ok(applied.some((m) => m.kind === kind), kind);
+  });
+
+  it('with the API server addresses set, every generated object passes a server-side dry-run apply', async () => {
+    const options = { ...defaultDeployOptions, namespace: system, namespaces: [scoped], apiServerCidrs: ['10.0.0.10/32', '192.168.1.0/24'] };
+    for (const file of deployFiles(options)) {
+      for (const m of file.manifests) {
+        await cp.client.patch(pathOf(m), JSON.stringify(m), ContentType.ApplyPatch, { fieldManager: 'podlife-deploy-test', force: true, dryRun: 'All' });
+      }
+    }
+    const policy = await cp.client.get<{ spec: { ingress: { from?: unknown[] }[] } }>(pathOf(deployFiles(options).flatMap((f) => f.manifests).find((m) => m.kind === 'NetworkPolicy')!));
+    assert.equal(policy.spec.ingress.some((r) => r.from !== undefined), false, 'a dry run changed nothing');
+  });
+
+  it('the Deployment\'s pods carry the priority class, tolerations and spreading (admitted by the API server)', async () => {
+    const d = await cp.client.get<{ spec: { template: { spec: { priorityClassName?: string; tolerations?: unknown[]; topologySpreadConstraints?: unknown[] } } } }>(
+      resourcePath({ group: 'apps', version: 'v1', resource: 'deployments', namespace: system, name: 'podlife-controller' }),
+    );
+    const spec = d.spec.template.spec;
+    assert.equal(spec.priorityClassName, 'podlife-controller');
+    assert.ok((spec.tolerations ?? []).length > 0);
+    assert.equal((spec.topologySpreadConstraints ?? []).length, 2);
   });
 
   it('as its ServiceAccount, all three controllers run: lease, sidecar stopped, pod deleted, network conditions, rules watched — nothing denied', async () => {

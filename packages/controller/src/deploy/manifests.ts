@@ -7,7 +7,10 @@
  * - one ServiceAccount, and per enabled controller a least-privilege ClusterRole (or, with
  *   namespace scoping, a Role in each scoped namespace for the pod rules) bound to it;
  * - the webhook can never block pod creation: failurePolicy Ignore, an objectSelector that only
- *   lets opted-in pods through, and the system namespaces excluded (docs/adr/0060).
+ *   lets opted-in pods through, and the system namespaces excluded (docs/adr/0060);
+ * - the controller runs where it is needed: it tolerates the readiness taints it removes, has a
+ *   priority class, a PodDisruptionBudget and spreads its replicas; a NetworkPolicy admits
+ *   only the API server to the webhook port (docs/adr/0094).
  */
 import { stringify } from 'yaml';
 import { controllerPermissions, leaderElectionRules, type PolicyRule } from '../rbac/rules.js';
@@ -28,6 +31,14 @@ export interface DeployOptions {
   namespaces: readonly string[];
   replicas: number;
   leaseName: string;
+  /**
+   * Where the API server calls the webhook from (its node or load-balancer addresses): the
+   * NetworkPolicy admits only these to the webhook port. Empty: nothing reaches the webhook
+   * port (admission then fails open, docs/adr/0060) until they are set — docs/adr/0094.
+   */
+  apiServerCidrs: readonly string[];
+  /** PriorityClass value; below the system classes (2e9), at the top of what users may set. */
+  priority: number;
 }
 
 /** Label a pod carries to be sent to the webhook (the objectSelector). */
@@ -43,7 +54,13 @@ export const defaultDeployOptions: DeployOptions = {
   namespaces: [],
   replicas: 2,
   leaseName: 'podlife-controller',
+  apiServerCidrs: [],
+  priority: 1_000_000_000,
 };
+
+export const PRIORITY_CLASS = 'podlife-controller';
+/** Every readiness taint the controller must run despite: it is the one that removes them. */
+export const READINESS_TAINT_PREFIX = 'readiness.k8s.io/';
 
 const appLabels = { 'app.kubernetes.io/name': 'podlife-controller', 'app.kubernetes.io/part-of': 'podlife' };
 
@@ -143,6 +160,21 @@ export function deploymentManifests(o: DeployOptions): KubeManifest[] {
         metadata: { labels: appLabels },
         spec: {
           serviceAccountName: SERVICE_ACCOUNT,
+          priorityClassName: PRIORITY_CLASS,
+          // It removes readiness.k8s.io/* taints, so it must schedule on nodes that still carry
+          // them. Tolerations cannot match a key prefix: every NoSchedule taint is tolerated
+          // (as cluster-critical DaemonSets do); NoExecute readiness taints are opt-in per rule
+          // and listed by the admin (docs/adr/0094).
+          tolerations: [
+            { operator: 'Exists', effect: 'NoSchedule' },
+            { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+            { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+          ],
+          // One replica per node and per zone where possible; never unschedulable because of it.
+          topologySpreadConstraints: [
+            { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: appLabels } },
+            { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: appLabels } },
+          ],
           securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
           // Lease renewal and graceful shutdown both fit in 30 s.
           terminationGracePeriodSeconds: 30,
@@ -193,6 +225,44 @@ export function deploymentManifests(o: DeployOptions): KubeManifest[] {
     },
   };
   return [deployment, service];
+}
+
+/** What keeps the controller running: a PriorityClass and a PodDisruptionBudget. */
+export function availabilityManifests(o: DeployOptions): KubeManifest[] {
+  return [
+    {
+      apiVersion: 'scheduling.k8s.io/v1',
+      kind: 'PriorityClass',
+      metadata: { name: PRIORITY_CLASS, labels: appLabels },
+      value: o.priority,
+      globalDefault: false,
+      description: 'podlife-controller: removes node readiness taints and stops sidecars; must run before the workloads it serves.',
+    },
+    {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'podlife-controller', namespace: o.namespace, labels: appLabels },
+      // One at a time: with two replicas one always serves; with one, a drain is still possible.
+      spec: { maxUnavailable: 1, selector: { matchLabels: appLabels } },
+    },
+  ];
+}
+
+/** Only the API server reaches the webhook port; metrics and health stay reachable. */
+export function networkPolicyManifests(o: DeployOptions): KubeManifest[] {
+  const ingress: Record<string, unknown>[] = [];
+  if (o.apiServerCidrs.length > 0) {
+    ingress.push({ from: o.apiServerCidrs.map((cidr) => ({ ipBlock: { cidr } })), ports: [{ protocol: 'TCP', port: 9443 }] });
+  }
+  ingress.push({ ports: [{ protocol: 'TCP', port: 8080 }, { protocol: 'TCP', port: 8081 }] });
+  return [
+    {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name: 'podlife-controller', namespace: o.namespace, labels: appLabels },
+      spec: { podSelector: { matchLabels: appLabels }, policyTypes: ['Ingress'], ingress },
+    },
+  ];
 }
 
 export function webhookManifests(o: DeployOptions): KubeManifest[] {
@@ -248,7 +318,13 @@ export function deployFiles(o: DeployOptions = defaultDeployOptions): DeployFile
     { name: 'namespace.yaml', comment: 'The controller\'s namespace (restricted Pod Security).', manifests: namespaceManifest(o) },
     { name: 'rbac.yaml', comment: 'ServiceAccount and one least-privilege ClusterRole per enabled controller.', manifests: rbacManifests(o) },
     { name: 'config.yaml', comment: 'Admin-only settings (see the controller\'s --config).', manifests: configManifests(o) },
+    { name: 'availability.yaml', comment: 'A PriorityClass and a PodDisruptionBudget: the controller runs where and when it is needed.', manifests: availabilityManifests(o) },
     { name: 'deployment.yaml', comment: 'Two replicas: one leader acts, both serve the webhook.', manifests: deploymentManifests(o) },
+    {
+      name: 'networkpolicy.yaml',
+      comment: 'Only the API server reaches the webhook port: set apiServerCidrs (docs/adr/0094); until then nothing does and admission fails open.',
+      manifests: networkPolicyManifests(o),
+    },
     { name: 'webhook.yaml', comment: 'Native-sidecar conversion at admission; never blocks pod creation.', manifests: webhookManifests(o) },
   ];
 }

@@ -32,8 +32,9 @@ export const controllerPermissions: Readonly<Record<ControllerName, ControllerPe
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'delete'] },
       // Conditions (merged by type) and, for `completion: phase`, the phase.
       { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
-      // The exec strategy; websocket exec is authorised as `create` since Kubernetes 1.30.
-      { apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] },
+      // The exec strategy: WebSocket exec is authorised as `get` before Kubernetes 1.30 and as
+      // `create` since (SPDY/POST was always `create`), so both are needed across versions.
+      { apiGroups: [''], resources: ['pods/exec'], verbs: ['get', 'create'] },
       { apiGroups: [''], resources: ['pods/ephemeralcontainers'], verbs: ['patch'] },
       eventWrite,
     ],
