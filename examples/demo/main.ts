@@ -1,23 +1,23 @@
 /**
  * `pnpm demo`: a Job with a sidecar on a local, real control plane, its pod's timeline shown live.
  *
- * It starts etcd, kube-apiserver and kube-controller-manager (the real Job controller), the
- * simulated kubelet (which plays the node: no containers really run), and the podlife controller
- * when examples/demo/podlife.ts provides one; applies examples/job-with-sidecar/job.yaml; prints
- * every change of the Job's pod (phase, conditions, containers) as it happens; then tears it all
- * down, also on Ctrl-C.
+ * It starts etcd, kube-apiserver and kube-controller-manager (the real Job controller) and, when
+ * this host can run one, a real node (kube-scheduler, containerd, runc, kubelet: the containers
+ * really run, and their output is printed as they write it, read through pods/log); elsewhere it
+ * says why in one line and the simulated kubelet plays the node. Then the podlife controller
+ * (examples/demo/podlife.ts); applies examples/job-with-sidecar/job.yaml; prints every change of
+ * the Job's pod (phase, conditions, containers) and podlife's Events as they happen; then tears it
+ * all down, also on Ctrl-C.
  *
- * It reports what the API server says and nothing else. If the Job does not finish within
- * PODLIFE_DEMO_WAIT_SECONDS (default 15) after its app container has, it says so and why. Exit
- * code: 0 when the Job completed, or when it did not and no podlife controller was running (the
- * demo then shows the problem podlife exists to solve); 1 when a podlife controller was running and
- * the Job still did not complete, or anything failed.
+ * It reports what the API server and the containers say and nothing else. If the Job does not
+ * finish within PODLIFE_DEMO_WAIT_SECONDS (default 15) after its app container has, it says so
+ * and why. Exit code: 0 when the Job completed; 1 when it did not, or anything failed.
  */
 import { readFileSync } from 'node:fs';
 import { loadYaml, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { Informer, objectKey, resourcePath } from '@podlife/core';
-import { startControlPlane, type ControlPlane } from '../../test/support/control-plane.js';
-import { SimulatedKubelet } from '../../test/support/kubelet.js';
+import { startDemoCluster, type DemoCluster } from './cluster.js';
+import { followLog, type LogFollower } from './logs.js';
 import { startPodlife, type RunningController } from './podlife.js';
 import { changes, viewOf, type PodView } from './timeline.js';
 
@@ -35,29 +35,35 @@ function say(line: string): void {
   process.stdout.write(`${dim(stamp)}  ${line}\n`);
 }
 
+/** What podlife says about the pod: the Events its controller records (events.k8s.io/v1). */
+interface PodEvent {
+  metadata?: { name?: string };
+  reason?: string;
+  note?: string;
+  reportingController?: string;
+  regarding?: { name?: string };
+}
+
 type Outcome = { kind: 'complete' } | { kind: 'failed'; message: string } | { kind: 'stuck'; appFinishedAt: number | undefined; running: string[] };
 
 async function main(): Promise<number> {
-  say(bold('starting a local control plane (etcd, kube-apiserver, kube-controller-manager)'));
-  let cp: ControlPlane | undefined;
-  let kubelet: SimulatedKubelet | undefined;
+  let cluster: DemoCluster | undefined;
   let controller: RunningController | undefined;
-  const informers: Informer<V1Pod | V1Job>[] = [];
+  const informers: Informer<V1Pod | V1Job | PodEvent>[] = [];
+  const followers: LogFollower[] = [];
   try {
-    cp = await startControlPlane({ controllerManager: true, log: (line) => say(dim(line)) });
-    kubelet = new SimulatedKubelet(cp.client, { nodeNames: ['demo-node'] });
-    await kubelet.start();
-    say('simulated kubelet: node demo-node registered (it binds pods and reports container states; nothing really runs)');
-    controller = await startPodlife(cp, say);
-    say(controller
-      ? `podlife controller: ${controller.description}`
-      : bold('podlife controller: not part of this demo yet, so this shows what Kubernetes alone does'));
+    cluster = await startDemoCluster(say, dim);
+    const { cp } = cluster;
+    controller = await startPodlife(cp, cluster);
+    say(`podlife controller: ${controller.description}`);
 
     await cp.client.create(resourcePath({ version: 'v1', resource: 'namespaces' }), { metadata: { name: namespace } });
-    const job = loadYaml<V1Job>(readFileSync(new URL('../job-with-sidecar/job.yaml', import.meta.url), 'utf8'));
+    const written = loadYaml<V1Job>(readFileSync(new URL('../job-with-sidecar/job.yaml', import.meta.url), 'utf8'));
+    const { job, changes: adapted } = cluster.runnable(written);
     const jobName = job.metadata?.name ?? 'report';
     await cp.client.create(resourcePath({ group: 'batch', version: 'v1', resource: 'jobs', namespace }), job);
     say(`applied examples/job-with-sidecar/job.yaml: job/${jobName} (containers: app, proxy [sidecar])`);
+    for (const line of adapted) say(dim(`  ${line}`));
 
     const outcome = await new Promise<Outcome>((resolve) => {
       const views = new Map<string, PodView>();
@@ -67,13 +73,27 @@ async function main(): Promise<number> {
       const runningNames = (): string[] => (latestPod?.status?.containerStatuses ?? []).filter((c) => c.state?.running).map((c) => c.name);
       setTimeout(() => resolve({ kind: 'stuck', appFinishedAt, running: runningNames() }), overallLimitMs).unref();
 
-      const pods = new Informer<V1Pod>({ client: cp?.client, path: resourcePath({ version: 'v1', resource: 'pods', namespace }), labelSelector: `job-name=${jobName}`, name: 'demo-pods' });
+      // A real kubelet serves each container's output; follow it from the moment it has started.
+      const following = new Set<string>();
+      const follow = (pod: V1Pod): void => {
+        const name = pod.metadata?.name;
+        if (!cluster?.real || !name) return;
+        for (const s of pod.status?.containerStatuses ?? []) {
+          const key = `${name}/${s.name}`;
+          if (following.has(key) || !(s.state?.running || s.state?.terminated)) continue;
+          following.add(key);
+          followers.push(followLog(cp.client, { namespace, pod: name, container: s.name }, (line) => say(`${s.name.padStart(5)} | ${line}`), (message) => say(dim(`log of ${s.name}: ${message}`))));
+        }
+      };
+
+      const pods = new Informer<V1Pod>({ client: cp.client, path: resourcePath({ version: 'v1', resource: 'pods', namespace }), labelSelector: `job-name=${jobName}`, name: 'demo-pods' });
       const onPod = (pod: V1Pod): void => {
         latestPod = pod;
         const name = pod.metadata?.name ?? '?';
         const view = viewOf(pod);
         for (const line of changes(views.get(name), view)) say(`pod ${name}  ${line}`);
         views.set(name, view);
+        follow(pod);
         const app = pod.status?.containerStatuses?.find((c) => c.name === 'app');
         if (app?.state?.terminated && appFinishedAt === undefined) {
           appFinishedAt = Date.now();
@@ -87,7 +107,13 @@ async function main(): Promise<number> {
       pods.on('update', (pod) => onPod(pods.store.get(objectKey(pod)) ?? pod));
       pods.on('delete', (pod) => say(`pod ${pod.metadata?.name} deleted`));
 
-      const jobs = new Informer<V1Job>({ client: cp?.client, path: resourcePath({ group: 'batch', version: 'v1', resource: 'jobs', namespace }), fieldSelector: `metadata.name=${jobName}`, name: 'demo-jobs' });
+      const events = new Informer<PodEvent>({ client: cp.client, path: resourcePath({ group: 'events.k8s.io', version: 'v1', resource: 'events', namespace }), name: 'demo-events' });
+      events.on('add', (e) => {
+        if (e.reportingController !== 'podlife.dev/controller') return;
+        say(`podlife event on ${e.regarding?.name ?? '?'}: ${e.reason ?? '?'}: ${e.note ?? ''}`);
+      });
+
+      const jobs = new Informer<V1Job>({ client: cp.client, path: resourcePath({ group: 'batch', version: 'v1', resource: 'jobs', namespace }), fieldSelector: `metadata.name=${jobName}`, name: 'demo-jobs' });
       const seen = new Set<string>();
       const onJob = (j: V1Job): void => {
         for (const c of j.status?.conditions ?? []) {
@@ -107,18 +133,20 @@ async function main(): Promise<number> {
       };
       jobs.on('add', onJob);
       jobs.on('update', (j) => onJob(jobs.store.get(objectKey(j)) ?? j));
-      informers.push(pods as Informer<V1Pod | V1Job>, jobs as Informer<V1Pod | V1Job>);
+      informers.push(pods as Informer<V1Pod | V1Job | PodEvent>, jobs as Informer<V1Pod | V1Job | PodEvent>, events as Informer<V1Pod | V1Job | PodEvent>);
       pods.start();
       jobs.start();
+      events.start();
     });
 
     process.stdout.write('\n');
+    const where = cluster.real ? 'on a real node' : 'on the simulated kubelet';
     if (outcome.kind === 'complete') {
-      say(bold(`job/${jobName} completed: its pod finished, sidecar included.`));
+      say(bold(`job/${jobName} completed ${where}: its pod finished, sidecar included.`));
       return 0;
     }
     if (outcome.kind === 'failed') {
-      say(bold(`job/${jobName} failed: ${outcome.message}`));
+      say(bold(`job/${jobName} failed ${where}: ${outcome.message}`));
       return 1;
     }
     if (outcome.appFinishedAt === undefined) {
@@ -127,17 +155,14 @@ async function main(): Promise<number> {
     }
     const waited = ((Date.now() - outcome.appFinishedAt) / 1000).toFixed(0);
     say(bold(`job/${jobName} did not complete: app finished ${waited}s ago, but ${outcome.running.join(', ') || 'a container'} is still running,`));
-    say(bold('so the pod stays Running and the Job stays active. Kubernetes does not stop a sidecar in spec.containers;'));
-    say(bold(controller
-      ? 'the podlife controller was running and did not end it: that is a failure.'
-      : 'that is the job of the podlife controller, which this demo does not run yet. Stopping here.'));
-    return controller ? 1 : 0;
+    say(bold('so the pod stays Running and the Job stays active. The podlife controller was running and did not end it: that is a failure.'));
+    return 1;
   } finally {
+    for (const follower of followers) follower.stop();
     for (const informer of informers) await informer.stop().catch(() => {});
     await controller?.stop().catch(() => {});
-    await kubelet?.stop().catch(() => {});
-    await cp?.stop();
-    say(dim('control plane stopped, temporary files removed'));
+    await cluster?.stop();
+    say(dim(`${cluster?.real ? 'node and control plane' : 'control plane'} stopped, temporary files removed; ${((Date.now() - t0) / 1000).toFixed(1)}s in all`));
   }
 }
 

@@ -1,10 +1,13 @@
 /**
  * Where the demo starts the podlife controller against the local control plane: the same
- * ControllerApp the `podlife-controller` binary runs, in this process. Stops use ephemeral
- * containers, because the simulated kubelet cannot run pods/exec (a real kubelet would).
+ * ControllerApp the `podlife-controller` binary runs, in this process.
+ *
+ * On a real node it runs with the shipped default strategy (`auto`: `kill` inside the sidecar over
+ * pods/exec, an ephemeral container only where exec is impossible). The simulated kubelet cannot
+ * serve pods/exec, so there stops use ephemeral containers, which it understands.
  */
 import { createLogger } from '@podlife/core';
-import { ControllerApp, defaultConfig, parseFlags } from '@podlife/controller';
+import { ControllerApp, defaultConfig, parseFlags, type ControllerConfig } from '@podlife/controller';
 import type { ControlPlane } from '../../test/support/control-plane.js';
 
 export interface RunningController {
@@ -12,16 +15,24 @@ export interface RunningController {
   stop(): Promise<void>;
 }
 
-export async function startPodlife(cp: ControlPlane, _log: (line: string) => void): Promise<RunningController | undefined> {
+export async function startPodlife(cp: ControlPlane, where: { real: boolean; stopImage: string }): Promise<RunningController> {
   const parsed = parseFlags(['--controllers=keystone', '--metrics-port=0', '--health-port=0']);
   if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+  const config: ControllerConfig = where.real
+    ? { ...defaultConfig, ephemeralContainerImage: where.stopImage }
+    : { ...defaultConfig, defaultStrategy: 'ephemeral', ephemeralContainerImage: where.stopImage };
   const app = new ControllerApp({
     flags: parsed.flags,
-    config: { ...defaultConfig, defaultStrategy: 'ephemeral', ephemeralContainerImage: 'busybox:1.36' },
+    config,
     client: cp.client,
+    // pods/exec needs the KubeConfig's credentials; without it stops use ephemeral containers only.
+    ...(where.real ? { kubeConfig: cp.kubeConfig } : {}),
     logger: createLogger('podlife-controller', { level: 'warn' }),
     bindAddress: '127.0.0.1',
   });
   await app.start();
-  return { description: 'keystone controller (stops by ephemeral container)', stop: () => app.stop() };
+  const description = where.real
+    ? 'keystone controller, default strategy (exec: `kill` in the sidecar over pods/exec)'
+    : 'keystone controller (stops by ephemeral container: the simulated kubelet cannot exec)';
+  return { description, stop: () => app.stop() };
 }
