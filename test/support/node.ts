@@ -46,9 +46,22 @@ export interface RealNode {
   containerIds(): string[];
   /** Ids of containers whose process is still running, per runc. */
   runningContainerIds(): string[];
+  /**
+   * containerd's own record of a container (its CRI status), with the nanosecond times the API
+   * server's container statuses round to whole seconds; undefined once the container is removed.
+   */
+  containerTimes(id: string): ContainerTimes | undefined;
   pids(): number[];
   kubeletLogTail(lines?: number): string;
   stop(): Promise<void>;
+}
+
+/** Times in milliseconds since the epoch, with the fraction containerd recorded. */
+export interface ContainerTimes {
+  readonly startedAtMs: number;
+  /** 0 while the container runs. */
+  readonly finishedAtMs: number;
+  readonly exitCode: number;
 }
 
 export interface NodeOptions {
@@ -326,6 +339,7 @@ export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promi
         const list = out && out !== 'null' ? (JSON.parse(out) as { id: string; status: string }[]) : [];
         return list.filter((c) => c.status === 'running').map((c) => c.id);
       },
+      containerTimes: (id) => readContainerTimes(path('containerd', 'io.containerd.grpc.v1.cri', 'containers', id, 'status')),
       pids: () => procs.filter((p) => p.running).map((p) => p.pid),
       kubeletLogTail: (lines = 40) => kubelet.logTail(lines),
       async stop(): Promise<void> {
@@ -363,6 +377,23 @@ function kubeletPath(binDir: string): string {
     if (found && !existsSync(join(binDir, tool))) symlinkSync(found, join(binDir, tool));
   }
   return binDir;
+}
+
+/** containerd 1.x CRI status file: `{"Version":"v1",...,"StartedAt":<ns>,"FinishedAt":<ns>,"ExitCode":n}`. */
+function readContainerTimes(file: string): ContainerTimes | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // Nanoseconds since the epoch exceed a double's exact range: read the digits, not the number.
+  const ns = (field: string): number => {
+    const digits = new RegExp(`"${field}":(\\d+)`).exec(text)?.[1];
+    return digits ? Number(BigInt(digits) / 1000n) / 1000 : 0;
+  };
+  const exitCode = /"ExitCode":(-?\d+)/.exec(text)?.[1];
+  return { startedAtMs: ns('StartedAt'), finishedAtMs: ns('FinishedAt'), exitCode: Number(exitCode ?? 0) };
 }
 
 function parseTaint(spec: string): { key: string; value?: string; effect: string } {
