@@ -6,11 +6,11 @@
  * lost its lease (the Deployment restarts it clean), 2 for a usage or configuration error.
  */
 import { readFile } from 'node:fs/promises';
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, createLogger } from '@podlife/core';
 import { ControllerApp } from './app.js';
 import { defaultConfig, formatProblems, parseConfig, type ControllerConfig } from './options/config-file.js';
 import { parseFlags, usage } from './options/flags.js';
+import { loadKubeConfig } from './options/kubeconfig.js';
 
 async function loadConfig(path: string | undefined): Promise<ControllerConfig | string> {
   if (!path) return { ...defaultConfig, execCommands: {}, namespaces: [] };
@@ -22,21 +22,6 @@ async function loadConfig(path: string | undefined): Promise<ControllerConfig | 
   }
   const result = parseConfig(text);
   return result.ok ? result.config : `--config ${path}:\n${formatProblems(result.problems).replace(/^/gm, '  ')}`;
-}
-
-function loadKubeConfig(file: string | undefined, context: string | undefined): KubeConfig | string {
-  const kc = new KubeConfig();
-  try {
-    if (file) kc.loadFromFile(file);
-    else kc.loadFromDefault();
-  } catch (err) {
-    return `--kubeconfig: cannot load ${file ?? 'the default kubeconfig'}: ${(err as Error).message}`;
-  }
-  if (context) {
-    if (!kc.getContextObject(context)) return `--context: no context "${context}" in the kubeconfig`;
-    kc.setCurrentContext(context);
-  }
-  return kc;
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -55,11 +40,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${config}\n`);
     return 2;
   }
-  const kc = loadKubeConfig(flags.kubeconfig, flags.context);
-  if (typeof kc === 'string') {
-    process.stderr.write(`${kc}\n`);
+  const loaded = loadKubeConfig({ file: flags.kubeconfig, context: flags.context });
+  if (!loaded.ok) {
+    process.stderr.write(`podlife-controller: ${loaded.message}\n`);
     return 2;
   }
+  const kc = loaded.kc;
   const logger = createLogger('podlife-controller', { level: flags.logLevel });
   let app: ControllerApp;
   try {

@@ -1,19 +1,17 @@
 /**
  * The kubeconfig the way kubectl finds it (KUBECONFIG, ~/.kube/config, in-cluster), with
  * `--context` checked up front: an unknown context is an error naming it and the contexts that
- * exist, not a later "no current cluster".
+ * exist, not a later "no current cluster". Loading is `options/kubeconfig.ts`: no kubeconfig is
+ * "no kubeconfig found (looked at …)", and a malformed one never prints its contents.
  */
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '@podlife/core';
+import { loadKubeConfig as load } from '../options/kubeconfig.js';
 
 function loadKubeConfig(context: string | undefined): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  if (context !== undefined && kc.getContextObject(context) === null) {
-    const known = kc.getContexts().map((c) => c.name);
-    throw new Error(`--context "${context}": no such context in the kubeconfig (${known.length > 0 ? `it has ${known.join(', ')}` : 'it has none'})`);
-  }
-  return kc;
+  const loaded = load({ context });
+  if (!loaded.ok) throw new Error(loaded.message);
+  return loaded.kc;
 }
 
 /** The context's namespace, as kubectl would default it. */
@@ -23,6 +21,5 @@ export function contextNamespace(context: string | undefined): string {
 }
 
 export async function connect(context: string | undefined): Promise<KubeClient> {
-  loadKubeConfig(context);
-  return KubeClient.fromDefault(context);
+  return KubeClient.fromKubeConfig(loadKubeConfig(context));
 }
