@@ -10,7 +10,8 @@
  *   the kubelet's own conditions and ours coexist, as they do with any node agent;
  * - `firstSeen` reports the client's clock when the watch delivered the first version for which
  *   the predicate holds (the current version counts), so latencies are not rounded to a poll
- *   interval or to the API's one-second timestamps.
+ *   interval or to the API's one-second timestamps; `opened` says when changes from then on
+ *   cannot be missed.
  */
 import type { V1Node, V1NodeCondition } from '@kubernetes/client-node';
 import { ApiError, ContentType, lines, resourcePath } from '@podlife/core';
@@ -64,9 +65,16 @@ export interface Sighting<T> {
   object: T;
 }
 
+export interface Watching<T> {
+  /** Resolves once the watch has delivered the object's current version: later changes are seen. */
+  opened: Promise<void>;
+  /** The first version for which the predicate held. */
+  seen: Promise<Sighting<T>>;
+}
+
 /**
  * Watches the object `name` in the collection `path` until `predicate` holds for a version the
- * API server sends. Start it before the change it waits for; await it after.
+ * API server sends. Start it and await `opened` before the change it waits for.
  */
 export function firstSeen<T extends KubeObject>(
   client: KubeClient,
@@ -74,10 +82,12 @@ export function firstSeen<T extends KubeObject>(
   name: string,
   predicate: (obj: T) => boolean,
   opts: { timeoutMs?: number; what?: string } = {},
-): Promise<Sighting<T>> {
+): Watching<T> {
   const abort = new AbortController();
   const timeoutMs = opts.timeoutMs ?? 60_000;
   let last: T | undefined;
+  let markOpened: () => void = () => {};
+  const opened = new Promise<void>((resolve) => (markOpened = resolve));
   const seen = (async (): Promise<Sighting<T>> => {
     let resourceVersion: string | undefined;
     while (!abort.signal.aborted) {
@@ -97,6 +107,7 @@ export function firstSeen<T extends KubeObject>(
           resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
           if (event.type === 'BOOKMARK' || event.type === 'DELETED') continue;
           last = event.object;
+          markOpened();
           if (predicate(event.object)) {
             res.destroy();
             return { atMs, object: event.object };
@@ -110,8 +121,10 @@ export function firstSeen<T extends KubeObject>(
     throw new Error(`timed out after ${timeoutMs} ms waiting for ${opts.what ?? `${path}/${name}`}; last version seen: ${JSON.stringify((last as { status?: unknown } | undefined)?.status ?? last)}`);
   })();
   const timer = setTimeout(() => abort.abort(), timeoutMs);
-  return seen.finally(() => {
+  const done = seen.finally(() => {
     clearTimeout(timer);
     abort.abort();
   });
+  // A watch that ends before the object showed up must fail the wait on `opened` too.
+  return { opened: Promise.race([opened, done.then(() => undefined)]), seen: done };
 }
