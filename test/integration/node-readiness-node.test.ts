@@ -144,13 +144,13 @@ describe('node readiness on a real node (kubelet, containerd, kube-scheduler)', 
     const taintGone = firstSeen<V1Node>(client, nodes, nodeName, (n) => !hasTaint(n, taintKey), { what: `${taintKey} removed from ${nodeName}` });
     const bound = firstSeen<V1Pod>(client, podsPath, pod, scheduledOn, { what: `${pod} scheduled` });
     const started = firstSeen<V1Pod>(client, podsPath, pod, running, { what: `${pod} Running` });
-    // The watches are open (their initial versions do not match yet) before the agent reports.
-    await sleep(300);
+    // Every watch has delivered the current (non-matching) version before the agent reports.
+    await Promise.all([taintGone.opened, bound.opened, started.opened]);
     const sentMs = Date.now();
     await setNodeConditions(client, nodeName, [nodeCondition(conditionType, 'True', { reason: 'AgentReady' })]);
-    const removed = await taintGone;
-    const scheduled = await bound;
-    const run = await started;
+    const removed = await taintGone.seen;
+    const scheduled = await bound.seen;
+    const run = await started.seen;
     assert.ok(removed.atMs <= scheduled.atMs, 'the pod is bound only after the taint is gone');
     assert.equal(scheduled.object.spec?.nodeName, nodeName);
     const ms = (x: number) => `${x - sentMs} ms`;

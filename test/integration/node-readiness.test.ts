@@ -1,6 +1,16 @@
+/**
+ * Node readiness against a real API server with nodes that are only API objects: no kubelet,
+ * the test plays the node agents and writes taints and conditions directly.
+ *
+ * What a real node can show — the kubelet registering with readiness taints, its status writes
+ * next to an agent's conditions, the real scheduler holding and then binding a pod — is in
+ * node-readiness-node.test.ts. This suite keeps what one real node on this machine cannot give:
+ * several nodes in one pool at once (the circuit breaker's share, cleanup across nodes that leave
+ * a selector), the CRD's validation, and fleets of thousands of nodes (bench/).
+ */
 import assert from 'node:assert/strict';
-import type { V1Node, V1NodeCondition } from '@kubernetes/client-node';
-import { ApiError, ContentType, Manager, resourcePath } from '@podlife/core';
+import type { V1NodeCondition } from '@kubernetes/client-node';
+import { ApiError, ContentType, Manager } from '@podlife/core';
 import type { KubeClient } from '@podlife/core';
 import {
   CleanupFinalizer,
@@ -8,47 +18,21 @@ import {
   ManagedTaintsAnnotation,
   nodeReadinessController,
   nodeReadinessRule,
-  nodeReadinessRuleCrd,
   rulePath,
 } from '@podlife/node-readiness';
 import type { NodeReadinessRule, NodeReadinessRuleSpec } from '@podlife/node-readiness';
 import { sharedControlPlane } from '../support/control-plane.js';
+import { getNode, hasTaint, installRuleCrd, nodeCondition, nodePath, setNodeConditions } from '../support/node-readiness.js';
 import { waitFor } from '../support/wait.js';
 
-const nodePath = (name?: string, sub?: string) => resourcePath({ version: 'v1', resource: 'nodes', ...(name ? { name } : {}), ...(sub ? { subresource: sub } : {}) });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function installCrd(client: KubeClient): Promise<void> {
-  const crds = resourcePath({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' });
-  try {
-    await client.create(crds, nodeReadinessRuleCrd);
-  } catch (err) {
-    if (!(err instanceof ApiError && err.status === 409)) throw err;
-  }
-  await waitFor('NodeReadinessRule CRD established', async () => {
-    const crd = await client.get<{ status?: { conditions?: V1NodeCondition[] } }>(`${crds}/${nodeReadinessRuleCrd.metadata.name}`);
-    return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
-  });
-  // Discovery of a new CRD lags its Established condition by a moment.
-  await waitFor('rules listable', async () => client.get(rulePath()).then(() => true, () => false));
-}
-
-function condition(type: string, status: string): V1NodeCondition {
-  const now = new Date().toISOString();
-  return { type, status, lastHeartbeatTime: now as unknown as Date, lastTransitionTime: now as unknown as Date, reason: 'Test' };
-}
+const condition = (type: string, status: string): V1NodeCondition => nodeCondition(type, status);
+const setConditions = setNodeConditions;
 
 async function createNode(client: KubeClient, name: string, labels: Record<string, string>, taints: { key: string; effect: string }[], conditions: V1NodeCondition[]): Promise<void> {
   await client.create(nodePath(), { apiVersion: 'v1', kind: 'Node', metadata: { name, labels }, spec: { taints } });
   if (conditions.length > 0) await setConditions(client, name, conditions);
 }
-
-async function setConditions(client: KubeClient, name: string, conditions: V1NodeCondition[]): Promise<void> {
-  await client.patch(nodePath(name, 'status'), { status: { conditions } }, ContentType.StrategicMergePatch);
-}
-
-const getNode = (client: KubeClient, name: string) => client.get<V1Node>(nodePath(name));
-const hasTaint = (n: V1Node, key: string) => (n.spec?.taints ?? []).some((t) => t.key === key);
 
 async function createRule(client: KubeClient, name: string, spec: NodeReadinessRuleSpec): Promise<NodeReadinessRule> {
   return client.create<NodeReadinessRule>(rulePath(), nodeReadinessRule(name, spec));
@@ -62,7 +46,7 @@ describe('node-readiness against a real API server', function () {
   before(async function () {
     const cp = await sharedControlPlane();
     client = cp.client;
-    await installCrd(client);
+    await installRuleCrd(client);
     manager = new Manager({ client });
     nodeReadinessController(manager, { statusResyncMs: 300 });
     await manager.start();
