@@ -10,13 +10,15 @@
  * Guarantees: benchmarks run sequentially (they measure time and memory, and the machine is
  * small); a benchmark whose file does not exist yet is skipped with a note, never an error; the
  * control-plane binaries are made ready once, before the first benchmark that needs them, and
- * when that fails only those benchmarks are skipped; the exit code is non-zero when a benchmark
- * that ran failed (or an unknown name was asked for).
+ * when that fails only those benchmarks are skipped; likewise the real node's assets, and a host
+ * that cannot run a node skips the benchmarks that need one, saying why; the exit code is
+ * non-zero when a benchmark that ran failed (or an unknown name was asked for).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nodePrerequisiteProblem } from '../test/support/node.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -26,6 +28,11 @@ interface Benchmark {
   file: string;
   /** Starts its own kube-apiserver and etcd (test/support), so needs the control-plane binaries. */
   controlPlane: boolean;
+  /**
+   * Runs a real node (test/support/node.ts), so needs a host that can run one (Linux, root,
+   * cgroups) and the node's packages, kubelet and images (scripts/node-assets.mjs).
+   */
+  node?: boolean;
   /** Arguments for `--quick`. */
   quick: string[];
   /**
@@ -44,6 +51,7 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'keystone-reaction', file: 'bench/keystone/reaction.ts', controlPlane: true, quick: ['--pods', '2000', '--seconds', '10'], what: 'container finished -> first stop action, p50/p99' },
   { name: 'webhook-handler', file: 'bench/keystone/webhook.ts', controlPlane: false, quick: [], dist: 'packages/keystone', what: 'AdmissionReview handler alone, p50/p99 per call' },
   { name: 'webhook', file: 'bench/webhook/run.ts', controlPlane: false, quick: ['--seconds', '3'], what: '/mutate-pods over TLS at 500 req/s, p50/p99' },
+  { name: 'keystone-node', file: 'bench/keystone-node/run.ts', controlPlane: true, node: true, quick: ['--jobs', '10'], what: 'real node: main exits -> last sidecar terminated per strategy vs native sidecars, p50/p99' },
   { name: 'node-readiness', file: 'bench/node-readiness/run.ts', controlPlane: true, quick: ['--nodes', '500'], what: 'condition True -> taint removed with 5,000 nodes, p50/p99' },
 ];
 
@@ -90,7 +98,8 @@ async function main(): Promise<number> {
   if (list) {
     for (const b of BENCHMARKS) {
       const state = existsSync(join(repoRoot, b.file)) ? '' : '  (not written yet)';
-      console.log(`${b.name.padEnd(18)} ${b.file.padEnd(30)} ${b.controlPlane ? 'control plane' : '             '}  ${b.what}${state}`);
+      const needs = b.node ? 'real node    ' : b.controlPlane ? 'control plane' : '             ';
+      console.log(`${b.name.padEnd(18)} ${b.file.padEnd(30)} ${needs}  ${b.what}${state}`);
     }
     for (const file of unregistered()) console.log(`(not in the registry of bench/run.ts: ${file})`);
     return 0;
@@ -100,6 +109,8 @@ async function main(): Promise<number> {
   const selected = names.length > 0 ? BENCHMARKS.filter((b) => names.includes(b.name)) : BENCHMARKS;
   const summary: string[][] = [];
   let controlPlane: 'unknown' | 'ready' | 'unavailable' = 'unknown';
+  let node: 'unknown' | 'ready' | 'unavailable' = 'unknown';
+  const nodeProblem = nodePrerequisiteProblem();
   let failed = false;
   for (const b of selected) {
     if (!existsSync(join(repoRoot, b.file))) {
@@ -112,6 +123,18 @@ async function main(): Promise<number> {
     }
     if (b.controlPlane && controlPlane === 'unavailable') {
       summary.push([b.name, 'skipped: control-plane binaries unavailable (see above)', '']);
+      continue;
+    }
+    if (b.node && nodeProblem) {
+      summary.push([b.name, `skipped: ${nodeProblem}`, '']);
+      continue;
+    }
+    if (b.node && node === 'unknown') {
+      console.log('\n== the real node\'s packages, kubelet and images (built once per version, then cached)');
+      node = (await run([join(repoRoot, 'scripts', 'node-assets.mjs')])) === 0 ? 'ready' : 'unavailable';
+    }
+    if (b.node && node === 'unavailable') {
+      summary.push([b.name, 'skipped: the real node\'s assets are unavailable (see above)', '']);
       continue;
     }
     const args = [...(quick ? b.quick : [])];

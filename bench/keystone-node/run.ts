@@ -28,7 +28,8 @@ import { benchJob, LABEL_WAVE, STRATEGIES, type Strategy } from './jobs.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
-  const value = i >= 0 ? Number(process.argv[i + 1]) : dflt;
+  const inline = process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const value = inline !== undefined ? Number(inline) : i >= 0 ? Number(process.argv[i + 1]) : dflt;
   if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer`);
   return value;
 };
@@ -53,6 +54,10 @@ interface Sample {
   containerdMs: number;
   /** The same from the API's container statuses (whole seconds). */
   apiMs: number;
+  /** exec and ephemeral: app finishedAt -> the controller's StoppingContainer Event (written once the stop was delivered), ms. */
+  deliveredMs?: number;
+  /** ephemeral only: app finishedAt -> the stop container's startedAt (containerd), ms. */
+  stopStartedMs?: number;
 }
 
 interface Tally {
@@ -142,11 +147,28 @@ async function runWave(cp: ControlPlane, node: RealNode, wave: number, first: nu
       if (outcome === 'Complete') tally.jobsComplete++;
       else if (outcome === 'Failed') tally.jobsFailed++;
     }
-    for (const pod of pods.get(strategy) ?? []) measure(pod, node, tally);
+    const delivered = await stopsDelivered(cp.client, strategy);
+    for (const pod of pods.get(strategy) ?? []) measure(pod, node, tally, delivered);
   }
 }
 
-function measure(pod: V1Pod, node: RealNode, tally: Tally): void {
+/** When the controller reported each pod's first stop as delivered: its StoppingContainer Event's eventTime (microseconds). */
+async function stopsDelivered(client: KubeClient, strategy: Strategy): Promise<Map<string, number>> {
+  const events = await client.get<{ items: { reason?: string; eventTime?: string; regarding?: { name?: string } }[] }>(
+    resourcePath({ group: 'events.k8s.io', version: 'v1', resource: 'events', namespace: nsOf(strategy) }),
+  );
+  const at = new Map<string, number>();
+  for (const e of events.items) {
+    const name = e.regarding?.name;
+    const m = e.eventTime ? /^(.*\.\d{3})(\d*)Z$/.exec(e.eventTime) : null;
+    if (e.reason !== 'StoppingContainer' || !name || !m?.[1]) continue;
+    const ms = new Date(`${m[1]}Z`).getTime() + Number(`0.${m[2] || '0'}`);
+    if (!at.has(name) || ms < at.get(name)!) at.set(name, ms);
+  }
+  return at;
+}
+
+function measure(pod: V1Pod, node: RealNode, tally: Tally, delivered: Map<string, number>): void {
   const name = pod.metadata?.name ?? '?';
   const all: V1ContainerStatus[] = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
   const app = all.find((c) => c.name === 'app')?.state?.terminated;
@@ -165,9 +187,13 @@ function measure(pod: V1Pod, node: RealNode, tally: Tally): void {
     tally.missing.push(`${name}: containerd has no finish time for app or proxy`);
     return;
   }
+  const stopper = pod.status?.ephemeralContainerStatuses?.[0];
+  const stopperTimes = stopper ? node.containerTimes(idOf(stopper)) : undefined;
   tally.samples.push({
     containerdMs: proxyTimes.finishedAtMs - appTimes.finishedAtMs,
     apiMs: new Date(proxy.finishedAt).getTime() - new Date(app.finishedAt).getTime(),
+    ...(stopperTimes?.startedAtMs ? { stopStartedMs: stopperTimes.startedAtMs - appTimes.finishedAtMs } : {}),
+    ...(delivered.has(name) ? { deliveredMs: delivered.get(name)! - appTimes.finishedAtMs } : {}),
   });
 }
 
@@ -223,6 +249,16 @@ function report(tallies: Map<Strategy, Tally>): boolean {
     console.log(`  ${LABELS[strategy]}: Jobs ${t.jobsComplete} complete, ${t.jobsFailed} failed; proxy ${codes || 'never terminated'}${strategy === 'webhook' ? `; ${t.notConverted} pods not converted` : ''}`);
     for (const m of t.missing.slice(0, 5)) console.log(`    not measured: ${m}`);
     if (t.missing.length > 5) console.log(`    ... and ${t.missing.length - 5} more`);
+  }
+  console.log('  where the time goes (p50 / p99 from the main container\'s exit):');
+  for (const strategy of ['exec', 'ephemeral'] as const) {
+    const pick = (f: (x: Sample) => number | undefined): number[] => tallies.get(strategy)!.samples.flatMap((x) => { const v = f(x); return v === undefined ? [] : [v]; }).sort((a, b) => a - b);
+    const parts = [
+      ['stop reported (StoppingContainer Event)', pick((x) => x.deliveredMs)],
+      ...(strategy === 'ephemeral' ? [['stop container started (containerd)', pick((x) => x.stopStartedMs)] as const] : []),
+      ['sidecar terminated', pick((x) => x.containerdMs)],
+    ] as const;
+    console.log(`    ${LABELS[strategy]}: ${parts.map(([what, xs]) => `${what} ${fmtMs(percentile([...xs], 50))} / ${fmtMs(percentile([...xs], 99))}`).join('; ')}`);
   }
   console.log(`verdict: ${allMet ? 'PASS' : 'FAIL'} (every strategy's p50 within ${TARGET_MS} ms of the native sidecars' p50)`);
   return [...tallies.values()].every((t) => t.missing.length === 0);
