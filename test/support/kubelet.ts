@@ -2,6 +2,11 @@
  * A simulated kubelet (and the one scheduling step a test cluster needs) for a control plane
  * that has no real nodes.
  *
+ * Where it is still used, and why: what podlife does to containers is proven on the real node
+ * (node.ts: containerd, runc and the kubelet); this simulation serves only where a real node
+ * cannot — benchmarks with thousands of pods or nodes on one machine, and kubelet version skew
+ * (several kubelet versions at once, for native-sidecar `auto`). See docs/adr/0012 and 0013.
+ *
  * Guarantees:
  * - it registers Node objects (kubeletVersion, conditions, taints, labels, capacity) and plays the
  *   scheduler for pods whose schedulerName is the default: a pending pod is bound, through the
