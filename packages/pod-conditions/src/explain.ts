@@ -7,6 +7,9 @@
  *   readiness probe while it is unschedulable), using the container statuses first and the
  *   Events as evidence, since statuses are current and Events may be stale;
  * - every diagnosis names the object to look at (node, volume, image, container, gate) when known;
+ * - a crashing container is recognised in each state the kubelet shows between restarts
+ *   (terminated, waiting CrashLoopBackOff, running again), from its restart count, last state,
+ *   exit codes and restart policy (crash-loop.ts), never from one waiting reason alone;
  * - never throws on partial or malformed objects.
  */
 import type { V1Container, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
@@ -16,6 +19,9 @@ import { sandboxReady } from './sandbox.js';
 import { eventContainer, eventMessage, eventTimeMs, eventsOf, latestEvent } from './events.js';
 import type { PodEvent } from './events.js';
 import { formatDuration } from './duration.js';
+import { oneLine } from './text.js';
+import { containerRestartPolicy, crashLoop, describeExit, pendingRestart } from './crash-loop.js';
+import type { CrashLoop, Termination } from './crash-loop.js';
 import type { StageName } from './timeline.js';
 
 export type DiagnosisCause =
@@ -32,6 +38,7 @@ export type DiagnosisCause =
   | 'InitContainerFailed'
   | 'ImagePullBackOff'
   | 'CrashLoopBackOff'
+  | 'ContainerExited'
   | 'CreateContainerConfigError'
   | 'ContainerWaiting'
   | 'ReadinessProbeFailing'
@@ -50,13 +57,16 @@ export interface Diagnosis {
   subject?: string;
   /** Epoch ms since when the pod has been in this situation, when known. */
   sinceMs?: number;
+  /** For a crashing container: how often the kubelet restarted it. */
+  restarts?: number;
+  /** For a crashing container: its most recent exit code. */
+  exitCode?: number;
 }
 
 const maxDetail = 240;
 
 function detail(text: string | undefined): string {
-  const line = (text ?? '').replace(/\s+/g, ' ').trim().replace(/\.$/, '');
-  return line.length > maxDetail ? `${line.slice(0, maxDetail - 1)}…` : line;
+  return oneLine(text, maxDetail);
 }
 
 function podRef(pod: V1Pod): string {
@@ -69,6 +79,8 @@ function diag(stage: StageName, cause: DiagnosisCause, sentence: string, extra: 
   const d: Diagnosis = { stage, cause, sentence };
   if (extra.subject !== undefined) d.subject = extra.subject;
   if (extra.sinceMs !== undefined) d.sinceMs = extra.sinceMs;
+  if (extra.restarts !== undefined) d.restarts = extra.restarts;
+  if (extra.exitCode !== undefined) d.exitCode = extra.exitCode;
   return d;
 }
 
@@ -199,8 +211,10 @@ function initialization(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis |
     const st = c.status;
     if (st?.state?.terminated?.exitCode === 0 && !sidecar) continue;
     if (sidecar && st?.started) continue;
-    const waiting = waitingProblem(pod, c, evs, nowMs, 'initialized', 'init container');
+    const waiting = waitingProblem(pod, c, evs, nowMs, 'initialized', 'init container', true);
     if (waiting) return waiting;
+    const crash = crashProblem(pod, c, nowMs, 'initialized', 'init container', true);
+    if (crash) return crash;
     const term = st?.state?.terminated ?? st?.lastState?.terminated;
     if (term && term.exitCode !== 0) {
       return diag(
@@ -231,12 +245,21 @@ function waitingProblem(
   nowMs: number,
   stage: StageName,
   what: string,
+  init = false,
 ): Diagnosis | undefined {
   const waiting = c.status?.state?.waiting;
   const reason = waiting?.reason;
   if (!reason) return undefined;
   const image = c.spec?.image ?? c.status?.image ?? '<no image>';
-  if (reason === 'ImagePullBackOff' || reason === 'ErrImagePull' || reason === 'InvalidImageName' || reason === 'ErrImageNeverPull') {
+  if (reason === 'ErrImageNeverPull') {
+    return diag(
+      stage,
+      'ImagePullBackOff',
+      `Image "${image}" of ${what} ${c.name} is not on node ${pod.spec?.nodeName ?? '<none>'} and its imagePullPolicy is Never (ErrImageNeverPull); load the image onto that node or allow the kubelet to pull it.`,
+      { subject: c.name },
+    );
+  }
+  if (reason === 'ImagePullBackOff' || reason === 'ErrImagePull' || reason === 'InvalidImageName') {
     const failed = evs.filter((e) => e.reason === 'Failed' && eventContainer(e) === c.name).at(-1);
     const why = detail(waiting?.message ?? (failed ? eventMessage(failed) : reason));
     return diag(
@@ -247,14 +270,8 @@ function waitingProblem(
     );
   }
   if (reason === 'CrashLoopBackOff') {
-    const last = c.status?.lastState?.terminated;
-    const code = last ? `exit code ${last.exitCode}${last.reason ? ` ${last.reason}` : ''}` : 'no exit code reported';
-    return diag(
-      stage,
-      'CrashLoopBackOff',
-      `${capitalize(what)} ${c.name} keeps crashing (${code}, ${c.status?.restartCount ?? 0} restarts); see kubectl logs ${podRef(pod)} -c ${c.name} --previous.`,
-      { subject: c.name },
-    );
+    const loop = crashLoop(pod, c.spec, c.status, { init, nowMs });
+    if (loop) return crashDiagnosis(pod, loop, stage, what, nowMs);
   }
   if (reason === 'CreateContainerConfigError' || reason === 'CreateContainerError') {
     return diag(
@@ -262,6 +279,15 @@ function waitingProblem(
       'CreateContainerConfigError',
       `${capitalize(what)} ${c.name} cannot be created: ${detail(waiting?.message ?? reason)}; create the missing ConfigMap or Secret key or fix the container spec.`,
       { subject: c.name },
+    );
+  }
+  if (reason === 'RunContainerError') {
+    const restarts = c.status?.restartCount ?? 0;
+    return diag(
+      stage,
+      'CreateContainerConfigError',
+      `${capitalize(what)} ${c.name} cannot start (RunContainerError: ${detail(waiting?.message ?? reason)})${restarts > 0 ? ` and has been retried ${plural(restarts, 'time')}` : ''}; fix its command, image or security settings.`,
+      { subject: c.name, restarts },
     );
   }
   if (reason === 'ContainerCreating' || reason === 'PodInitializing') return undefined;
@@ -273,6 +299,54 @@ function waitingProblem(
   );
 }
 
+/** A container between two restarts (terminated, restart pending), or about to be restarted the first time. */
+function crashProblem(pod: V1Pod, c: Status, nowMs: number, stage: StageName, what: string, init = false): Diagnosis | undefined {
+  const loop = crashLoop(pod, c.spec, c.status, { init, nowMs });
+  if (loop && loop.phase === 'exited') return crashDiagnosis(pod, loop, stage, what, nowMs);
+  const first = pendingRestart(pod, c.spec, c.status, init);
+  if (!first) return undefined;
+  return diag(
+    stage,
+    'ContainerExited',
+    `${capitalize(what)} ${c.name} exited with ${describeExit(first)}${ranFor(first)} and the kubelet restarts it (restartPolicy ${containerRestartPolicy(pod, c.spec, init)})${mustKeepRunning(first, pod)}; see kubectl logs ${podRef(pod)} -c ${c.name}.`,
+    { subject: c.name, restarts: 0, exitCode: first.exitCode, ...(first.finishedAtMs !== undefined ? { sinceMs: first.finishedAtMs } : {}) },
+  );
+}
+
+function ranFor(t: Termination): string {
+  return t.startedAtMs !== undefined && t.finishedAtMs !== undefined ? ` after running ${formatDuration(Math.max(0, t.finishedAtMs - t.startedAtMs))}` : '';
+}
+
+function mustKeepRunning(t: Termination, pod: V1Pod): string {
+  return t.exitCode === 0 && (pod.spec?.restartPolicy ?? 'Always') === 'Always' ? ', as every exit is under restartPolicy Always (use a Job for work that ends)' : '';
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** One sentence for a crash loop, whichever of its three states the kubelet shows now. */
+function crashDiagnosis(pod: V1Pod, loop: CrashLoop, stage: StageName, what: string, nowMs: number): Diagnosis {
+  const name = loop.container;
+  const exit = `${describeExit(loop.last)}${ranFor(loop.last)}`;
+  const restarted = `has restarted ${plural(loop.restarts, 'time')}`;
+  const logs = `kubectl logs ${podRef(pod)} -c ${name}`;
+  const keep = mustKeepRunning(loop.last, pod);
+  const sentence =
+    loop.phase === 'exited'
+      ? `it exited with ${exit}${keep} and ${restarted}; the kubelet restarts it after a back-off, see ${logs}.`
+      : loop.phase === 'backingOff'
+        ? `it last exited with ${exit}${keep} and ${restarted}; the kubelet waits ${loop.backOff ?? 'a back-off'} before the next restart, see ${logs} --previous.`
+        : `it last exited with ${exit}${keep} and ${restarted}; it is running again${forText(loop.runningSinceMs, nowMs)}, see ${logs} --previous.`;
+  const first = [loop.previous?.finishedAtMs, loop.last.finishedAtMs].filter((t): t is number => t !== undefined);
+  return diag(stage, 'CrashLoopBackOff', `${capitalize(what)} ${name} keeps crashing: ${sentence}`, {
+    subject: name,
+    restarts: loop.restarts,
+    ...(loop.last.exitCode >= 0 ? { exitCode: loop.last.exitCode } : {}),
+    ...(first.length > 0 ? { sinceMs: Math.min(...first) } : {}),
+  });
+}
+
 function capitalize(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
@@ -281,7 +355,7 @@ function containers(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis | und
   if (podCondition(pod, 'ContainersReady')?.status === 'True') return undefined;
   const all = statuses(pod.spec?.containers, pod.status?.containerStatuses);
   for (const c of all) {
-    const problem = waitingProblem(pod, c, evs, nowMs, 'containersReady', 'container');
+    const problem = waitingProblem(pod, c, evs, nowMs, 'containersReady', 'container') ?? crashProblem(pod, c, nowMs, 'containersReady', 'container');
     if (problem) return problem;
   }
   const notReady = all.filter((c) => c.status?.ready !== true);
@@ -290,6 +364,11 @@ function containers(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis | und
     const unhealthy = evs
       .filter((e) => e.reason === 'Unhealthy' && eventContainer(e) === c.name && /readiness probe/i.test(eventMessage(e)))
       .at(-1);
+    const startedMs = timeMs(c.status.state.running.startedAt);
+    // A probe failing in the current run explains more than the crashes before it.
+    const probeNow = unhealthy !== undefined && (startedMs === undefined || eventTimeMs(unhealthy) >= startedMs);
+    const again = probeNow ? undefined : crashLoop(pod, c.spec, c.status, { nowMs });
+    if (again) return crashDiagnosis(pod, again, 'containersReady', 'container', nowMs);
     if (unhealthy) {
       return diag(
         'containersReady',

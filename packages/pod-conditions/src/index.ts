@@ -4,6 +4,8 @@ export * from './events.js';
 export * from './duration.js';
 export * from './timeline.js';
 export * from './explain.js';
+export { backOffResetMs, containerRestartPolicy, crashLoop, describeExit, restartsAfter } from './crash-loop.js';
+export type { CrashLoop, RestartPolicy, Termination } from './crash-loop.js';
 export * from './render.js';
 export * from './set-condition.js';
 export * from './wait.js';

@@ -95,7 +95,8 @@ describe('explainPod', () => {
       const p = up().container('app').waiting('app', 'CrashLoopBackOff', 'back-off 40s').lastTerminated('app', 1, 'Error', 4).build();
       const d = explainPod(p, [], now);
       assert.equal(d.cause, 'CrashLoopBackOff');
-      assert.match(d.sentence, /Container app keeps crashing \(exit code 1 Error, 4 restarts\); see kubectl logs -n default web -c app --previous\./);
+      assert.deepEqual([d.restarts, d.exitCode], [4, 1]);
+      assert.equal(d.sentence, 'Container app keeps crashing: it last exited with code 1 (Error) after running 1.0s and has restarted 4 times; the kubelet waits 40s before the next restart, see kubectl logs -n default web -c app --previous.');
     });
 
     it('explains a failing readiness probe from the Unhealthy event', () => {
