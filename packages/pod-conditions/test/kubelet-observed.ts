@@ -2513,5 +2513,5 @@ export const observedEvents = {
       }
     }
   ]
-} as Record<'crashy' | 'pull' | 'probe', PodEvent[]>;
+} as unknown as Record<'crashy' | 'pull' | 'probe', PodEvent[]>;
 
