@@ -13,7 +13,7 @@
  *   API server restart, a pod that does not exist) stay where they are.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { describe, it, before, after } from 'mocha';
@@ -155,6 +155,32 @@ describe('pod conditions on a real node (kubelet, containerd, runc, CNI)', funct
       assert.ok(downAt >= finished, `the sandbox went down (${downAt}) after the container finished (${finished})`);
       assert.deepEqual([sandboxReady(done).status, sandboxReady(done).source], ['False', 'condition']);
       assert.equal((await explainJson('sandbox')).diagnosis.cause, 'Succeeded');
+    });
+
+    it('goes False and back to True, with a new pod IP, when the sandbox dies and the kubelet recreates it', async () => {
+      const seen: V1Pod[] = [];
+      const rec = recordPod(cp.client, ns, 'resandbox', (p) => seen.push(p));
+      try {
+        await createPod('resandbox', { containers: [busybox('app', ['sleep', '3600'])] });
+        const before = await waitForPodCondition(cp.client, ns, 'resandbox', 'Ready', { timeoutMs: 90_000 });
+        const firstUp = timeMs(podCondition(before, 'PodReadyToStartContainers')?.lastTransitionTime)!;
+        const sandboxes = execFileSync('ctr', ['-a', node.containerdAddress, '-n', 'k8s.io', 'containers', 'list', '-q',
+          `labels."io.kubernetes.pod.uid"==${before.metadata?.uid},labels."io.cri-containerd.kind"==sandbox`], { encoding: 'utf8' }).split('\n').filter(Boolean);
+        assert.equal(sandboxes.length, 1, `sandboxes of the pod: ${sandboxes.join(' ')}`);
+        await sleep(1100); // a transition in a later second than the first one
+        execFileSync('ctr', ['-a', node.containerdAddress, '-n', 'k8s.io', 'tasks', 'kill', '-s', 'SIGKILL', sandboxes[0]!]);
+        const after = await waitForPod(cp.client, ns, 'resandbox', 'a new sandbox with the container restarted', (p) =>
+          p.status?.podIP !== before.status?.podIP && (p.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1 && podCondition(p, 'Ready')?.status === 'True');
+        const again = podCondition(after, 'PodReadyToStartContainers');
+        assert.equal(again?.status, 'True');
+        assert.ok(timeMs(again?.lastTransitionTime)! > firstUp, `transition ${again?.lastTransitionTime} after the first at ${new Date(firstUp).toISOString()}`);
+        assert.ok(inSubnet(after.status?.podIP ?? '', node.podSubnet));
+      } finally {
+        rec.stop();
+      }
+      const statuses = seen.map((p) => podCondition(p, 'PodReadyToStartContainers')?.status).filter(Boolean);
+      const transitions = statuses.filter((s, i) => i === 0 || s !== statuses[i - 1]);
+      assert.deepEqual(transitions, ['False', 'True', 'False', 'True'], `PodReadyToStartContainers went ${statuses.join(' ')}`);
     });
 
     it('is what explain’s timeline shows for the sandbox stage of a started pod', async () => {
