@@ -313,8 +313,11 @@ function crashProblem(pod: V1Pod, c: Status, nowMs: number, stage: StageName, wh
   );
 }
 
+/** How long the run lasted; the kubelet's times have one-second resolution, so no less than `<1s`. */
 function ranFor(t: Termination): string {
-  return t.startedAtMs !== undefined && t.finishedAtMs !== undefined ? ` after running ${formatDuration(Math.max(0, t.finishedAtMs - t.startedAtMs))}` : '';
+  if (t.startedAtMs === undefined || t.finishedAtMs === undefined) return '';
+  const ms = t.finishedAtMs - t.startedAtMs;
+  return ` after running ${ms < 1000 ? '<1s' : formatDuration(ms)}`;
 }
 
 function mustKeepRunning(t: Termination, pod: V1Pod): string {

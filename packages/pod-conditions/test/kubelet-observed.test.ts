@@ -23,7 +23,7 @@ describe('explainPod on statuses the real kubelet (v1.35) wrote', () => {
       assert.deepEqual([d.stage, d.cause, d.subject, d.restarts, d.exitCode], ['containersReady', 'CrashLoopBackOff', 'crashy', 2, 3]);
       assert.equal(
         d.sentence,
-        'Container crashy keeps crashing: it exited with code 3 (Error) after running 0ms and has restarted 2 times; the kubelet restarts it after a back-off, see kubectl logs -n cap crashy -c crashy.',
+        'Container crashy keeps crashing: it exited with code 3 (Error) after running <1s and has restarted 2 times; the kubelet restarts it after a back-off, see kubectl logs -n cap crashy -c crashy.',
       );
       assertOneSentence(d);
     });
@@ -34,7 +34,7 @@ describe('explainPod on statuses the real kubelet (v1.35) wrote', () => {
       assert.deepEqual([d.cause, d.subject, d.restarts, d.exitCode], ['CrashLoopBackOff', 'crashy', 2, 3]);
       assert.equal(
         d.sentence,
-        'Container crashy keeps crashing: it last exited with code 3 (Error) after running 0ms and has restarted 2 times; the kubelet waits 20s before the next restart, see kubectl logs -n cap crashy -c crashy --previous.',
+        'Container crashy keeps crashing: it last exited with code 3 (Error) after running <1s and has restarted 2 times; the kubelet waits 20s before the next restart, see kubectl logs -n cap crashy -c crashy --previous.',
       );
     });
 
@@ -47,7 +47,7 @@ describe('explainPod on statuses the real kubelet (v1.35) wrote', () => {
     it('says the first exit is about to be restarted, not that the container is merely not ready', () => {
       const d = explainPod(observed.crashExited0, [], after(observed.crashExited0, 1));
       assert.deepEqual([d.cause, d.restarts, d.exitCode], ['ContainerExited', 0, 3]);
-      assert.equal(d.sentence, 'Container crashy exited with code 3 (Error) after running 0ms and the kubelet restarts it (restartPolicy Always); see kubectl logs -n cap crashy -c crashy.');
+      assert.equal(d.sentence, 'Container crashy exited with code 3 (Error) after running <1s and the kubelet restarts it (restartPolicy Always); see kubectl logs -n cap crashy -c crashy.');
     });
 
     it('dates the loop from the earliest exit the kubelet still reports', () => {
@@ -164,7 +164,7 @@ describe('explainPod on more crash loops the real kubelet (v1.35) wrote', () => 
   it('explains exit 0 under restartPolicy Always as a loop of a container that must keep running', () => {
     const d = explainPod(observed.exitZeroExited2, [], after(observed.exitZeroExited2, 1));
     assert.deepEqual([d.cause, d.exitCode], ['CrashLoopBackOff', 0]);
-    assert.match(d.sentence, /exited with code 0 \(Completed\) after running 0ms, as every exit is under restartPolicy Always \(use a Job for work that ends\) and has restarted 2 times;/);
+    assert.match(d.sentence, /exited with code 0 \(Completed\) after running <1s, as every exit is under restartPolicy Always \(use a Job for work that ends\) and has restarted 2 times;/);
   });
 
   it('explains a command that does not exist, with the runtime error kept to its root cause', () => {
