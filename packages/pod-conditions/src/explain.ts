@@ -308,7 +308,7 @@ function crashProblem(pod: V1Pod, c: Status, nowMs: number, stage: StageName, wh
   return diag(
     stage,
     'ContainerExited',
-    `${capitalize(what)} ${c.name} exited with ${describeExit(first)}${ranFor(first)} and the kubelet restarts it (restartPolicy ${containerRestartPolicy(pod, c.spec, init)})${mustKeepRunning(first, pod)}; see kubectl logs ${podRef(pod)} -c ${c.name}.`,
+    `${capitalize(what)} ${c.name} exited with ${describeExit(first)}${ranFor(first)} and the kubelet restarts it (restartPolicy ${containerRestartPolicy(pod, c.spec, init)}); ${mustKeepRunning(first, pod)}see kubectl logs ${podRef(pod)} -c ${c.name}.`,
     { subject: c.name, restarts: 0, exitCode: first.exitCode, ...(first.finishedAtMs !== undefined ? { sinceMs: first.finishedAtMs } : {}) },
   );
 }
@@ -320,8 +320,9 @@ function ranFor(t: Termination): string {
   return ` after running ${ms < 1000 ? '<1s' : formatDuration(ms)}`;
 }
 
+/** Exit 0 under Always is a loop too: say what the user meant to write. */
 function mustKeepRunning(t: Termination, pod: V1Pod): string {
-  return t.exitCode === 0 && (pod.spec?.restartPolicy ?? 'Always') === 'Always' ? ', as every exit is under restartPolicy Always (use a Job for work that ends)' : '';
+  return t.exitCode === 0 && (pod.spec?.restartPolicy ?? 'Always') === 'Always' ? 'a container under restartPolicy Always must keep running (use a Job for work that ends), ' : '';
 }
 
 function plural(n: number, word: string): string {
@@ -337,10 +338,10 @@ function crashDiagnosis(pod: V1Pod, loop: CrashLoop, stage: StageName, what: str
   const keep = mustKeepRunning(loop.last, pod);
   const sentence =
     loop.phase === 'exited'
-      ? `it exited with ${exit}${keep} and ${restarted}; the kubelet restarts it after a back-off, see ${logs}.`
+      ? `it exited with ${exit} and ${restarted}; ${keep}the kubelet restarts it after a back-off, see ${logs}.`
       : loop.phase === 'backingOff'
-        ? `it last exited with ${exit}${keep} and ${restarted}; the kubelet waits ${loop.backOff ?? 'a back-off'} before the next restart, see ${logs} --previous.`
-        : `it last exited with ${exit}${keep} and ${restarted}; it is running again${forText(loop.runningSinceMs, nowMs)}, see ${logs} --previous.`;
+        ? `it last exited with ${exit} and ${restarted}; ${keep}the kubelet waits ${loop.backOff ?? 'a back-off'} before the next restart, see ${logs} --previous.`
+        : `it last exited with ${exit} and ${restarted}; ${keep}it is running again${forText(loop.runningSinceMs, nowMs)}, see ${logs} --previous.`;
   const first = [loop.previous?.finishedAtMs, loop.last.finishedAtMs].filter((t): t is number => t !== undefined);
   return diag(stage, 'CrashLoopBackOff', `${capitalize(what)} ${name} keeps crashing: ${sentence}`, {
     subject: name,
