@@ -151,7 +151,10 @@ describe('node readiness on a real node (kubelet, containerd, kube-scheduler)', 
     const removed = await taintGone.seen;
     const scheduled = await bound.seen;
     const run = await started.seen;
-    assert.ok(removed.atMs <= scheduled.atMs, 'the pod is bound only after the taint is gone');
+    // Two watch streams deliver in no common order, so causality is read from the store: this API
+    // server's resourceVersions are its one etcd's revisions, which order all writes.
+    const rv = (o: V1Node | V1Pod) => BigInt(o.metadata?.resourceVersion ?? '0');
+    assert.ok(rv(scheduled.object) > rv(removed.object), `the binding (rv ${rv(scheduled.object)}) comes after the taint removal (rv ${rv(removed.object)})`);
     assert.equal(scheduled.object.spec?.nodeName, nodeName);
     const ms = (x: number) => `${x - sentMs} ms`;
     console.log(`      latency ${label}: ${conditionType}=True sent -> taint removed ${ms(removed.atMs)} -> pod bound ${ms(scheduled.atMs)} -> pod Running ${ms(run.atMs)}`);
