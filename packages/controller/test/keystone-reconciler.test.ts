@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import type { KubeClient, KubeObject } from '@podlife/core';
-import type { ExecResult, PodApi, PodExecApi } from '@podlife/keystone';
+import { signalScriptArgv, type ExecResult, type PodApi, type PodExecApi } from '@podlife/keystone';
 import { KeystoneReconciler, type KeystoneReconcilerOptions } from '../src/keystone/reconciler.js';
 
 const T0 = Date.parse('2025-01-01T00:00:00Z');
@@ -129,7 +129,7 @@ describe('keystone reconciler', () => {
     await h.reconciler.reconcile(key, h.abort.signal);
     // The stop sequence runs in the background; it waits for the container to stop.
     await new Promise((r) => setTimeout(r, 10));
-    assert.deepEqual(h.execs[0], { container: 'proxy', command: ['kill', '-s', 'TERM', '1'] });
+    assert.deepEqual(h.execs[0], { container: 'proxy', command: signalScriptArgv('TERM') });
     const written = h.pods.get(key)!;
     assert.ok(written);
     const last = h.patches.at(-1)!.body as { status: { conditions: V1PodCondition[] } };

@@ -4,7 +4,9 @@
  * Guarantees:
  * - pure and clock-free: the same pod, options and `nowMs` give the same decision;
  * - a pod without lifecycle annotations, a terminating pod and a pod in a terminal phase get
- *   `none`; an invalid pod gets `invalid` and never a destructive action;
+ *   `none`; an invalid pod gets `invalid` and never a destructive action — except a pod whose
+ *   phase podlife recorded (`completion: phase`, or a stop in progress) while containers still
+ *   run: a real kubelet never stops those by itself, so it gets `delete` (docs/adr/0100);
  * - a pod that reached a terminal phase while its stop was recorded as in progress
  *   (`SidecarsStopped=False`) gets the update that closes the record once every target has
  *   stopped: the kubelet's write that shows the last container stopped may already carry the
@@ -17,8 +19,9 @@
  *   order — each getting an equal part of what is left when it starts;
  * - resuming: stops already issued (read from the progress condition, or evident from an
  *   ephemeral stop container already in the pod) are marked `issued`,
- *   so a restarted controller does not repeat them; a stage past its deadline escalates to
- *   SIGKILL once.
+ *   so a restarted controller does not repeat them; a stage past its deadline escalates once,
+ *   and escalation is the kubelet's termination (the pod's result recorded first, then the pod
+ *   deleted), never a signal from inside the container's PID namespace (docs/adr/0101).
  */
 import type { V1ContainerStatus, V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import { findCondition, timeMs, type InvalidAnnotationError } from '@podlife/core';
@@ -66,10 +69,13 @@ export interface StopStep {
   readonly role: 'main' | 'sidecar';
   /** 0-based; steps of one stage run in parallel, stages one after the other. */
   readonly stage: number;
-  /** The stop to send: the container's stop spec, or SIGKILL when escalating. */
+  /** The container's stop spec (sent before any escalation). */
   readonly stop: StopSpec;
   readonly method: StopMethod;
-  /** The stage's share of the budget ran out while this container still runs. */
+  /**
+   * The stage's share of the budget ran out while this container still runs: end it through the
+   * kubelet's termination (record `result`, delete the pod), never a SIGKILL from inside.
+   */
   readonly escalate: boolean;
   /** The progress record says this exact stop (plain or escalated) was already sent. */
   readonly issued: boolean;
@@ -109,15 +115,18 @@ export interface StopDecision {
   readonly stagesLeft: number;
   /** Stops already recorded as issued (the progress record, to extend when reporting). */
   readonly issued: readonly IssuedStop[];
-  /** Containers given up on: still running after their share and a SIGKILL. */
+  /** Containers given up on: still running after their share and the kubelet's termination. */
   readonly failed: readonly string[];
+  /** The pod's result from its main containers, recorded before an escalation ends the pod. */
+  readonly result: 'Succeeded' | 'Failed';
   readonly updates: readonly StatusUpdate[];
 }
 export interface DeleteDecision {
   readonly action: 'delete';
-  readonly rule: 'K';
+  readonly rule: 'K' | 'S';
   readonly trigger: string;
-  readonly why: 'TerminatePod' | 'RestartPolicyAlways';
+  /** PhaseRecorded: the pod's phase is terminal (recorded by podlife) while containers still run. */
+  readonly why: 'TerminatePod' | 'RestartPolicyAlways' | 'PhaseRecorded';
   readonly gracePeriodSeconds: number;
   readonly updates: readonly StatusUpdate[];
 }
@@ -126,14 +135,16 @@ export interface PhaseDecision {
   readonly rule: 'K' | 'S';
   readonly trigger: string;
   readonly phase: 'Succeeded' | 'Failed';
+  /** Then the pod is deleted with what is left of the budget (at least 1 s). */
+  readonly gracePeriodSeconds: number;
   readonly updates: readonly StatusUpdate[];
 }
 export type Decision = NoneDecision | InvalidDecision | StopDecision | DeleteDecision | PhaseDecision;
 
 export const DEFAULT_GRACE_SECONDS = 30;
 export const DEFAULT_MIN_STAGE_MS = 2000;
-const KILL: StopSpec = Object.freeze({ kind: 'signal', signal: 'KILL' });
-
+/** Why a stage is given up on (the Event and the condition say it). */
+export const STILL_RUNNING = "still running after its share of the grace period and the kubelet's termination";
 const NONE: Readonly<Record<NoneWhy, NoneDecision>> = Object.freeze({
   'not-ours': none('not-ours'),
   terminating: none('terminating'),
@@ -159,7 +170,7 @@ export function stageDeadline(startMs: number, budgetEndMs: number, stagesLeft: 
 export function evaluatePod(pod: V1Pod, options: EvaluateOptions): Decision {
   if (pod.metadata?.deletionTimestamp) return NONE.terminating;
   const phase = pod.status?.phase;
-  if (phase === 'Succeeded' || phase === 'Failed') return closeRecord(pod, options);
+  if (phase === 'Succeeded' || phase === 'Failed') return endLeftovers(pod, options) ?? closeRecord(pod, options);
   const reading = readLifecycle(pod, options);
   if (reading.kind === 'not-ours') return NONE['not-ours'];
   const conditions = pod.status?.conditions;
@@ -173,6 +184,43 @@ export function evaluatePod(pod: V1Pod, options: EvaluateOptions): Decision {
   const decision = lifecycle.keystones.length > 0 ? ruleK(pod, lifecycle, options) : ruleS(pod, lifecycle, options);
   if (becameValid === undefined) return decision;
   return { ...decision, updates: [becameValid, ...decision.updates] } as Decision;
+}
+
+/**
+ * A terminal pod whose containers still run because podlife recorded its phase (completion by
+ * phase, or an escalation that crashed between recording the result and deleting the pod): the
+ * kubelet does not stop containers of a pod someone else made terminal, so delete it. Pods that
+ * did not opt into phase completion and have no stop in progress are never touched here.
+ */
+function endLeftovers(pod: V1Pod, options: EvaluateOptions): DeleteDecision | undefined {
+  const containers = pod.spec?.containers;
+  if (!Array.isArray(containers) || !Array.isArray(pod.status?.containerStatuses)) return undefined;
+  let running: string | undefined;
+  for (const c of containers) {
+    if (c && typeof c.name === 'string' && !isStopped(statusOf(pod, c.name))) {
+      running = c.name;
+      break;
+    }
+  }
+  if (running === undefined) return undefined;
+  const reading = readLifecycle(pod, options);
+  if (reading.kind !== 'valid') return undefined;
+  const inProgress = findCondition(pod.status?.conditions, ConditionType.SidecarsStopped)?.status === 'False';
+  if (reading.lifecycle.completion !== 'phase' && !inProgress) return undefined;
+  return {
+    action: 'delete',
+    rule: reading.lifecycle.keystones.length > 0 ? 'K' : 'S',
+    trigger: running,
+    why: 'PhaseRecorded',
+    gracePeriodSeconds: pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS,
+    updates: NO_UPDATES,
+  };
+}
+
+/** What is left of a budget that started at `firedAtMs`, in whole seconds, at least 1 (0 would force-delete). */
+function remainingGraceSeconds(pod: V1Pod, firedAtMs: number, nowMs: number): number {
+  const budgetMs = (pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS) * 1000;
+  return Math.max(1, Math.ceil((firedAtMs + budgetMs - nowMs) / 1000));
 }
 
 /** A terminal pod: `none`, with SidecarsStopped=True (and its Events) if our record of a stop is still open. */
@@ -277,12 +325,14 @@ function ruleK(pod: V1Pod, lifecycle: PodLifecycle, options: EvaluateOptions): D
   }
   if (lifecycle.completion === 'phase') {
     const phase = phaseFromMains(pod, lifecycle);
+    const firedAt = exit.finishedAtMs ?? timeMs(findCondition(conditions, ConditionType.KeystoneFinished)?.lastTransitionTime) ?? options.nowMs;
     return {
       action: 'phase',
       rule: 'K',
       trigger: keystone.name,
       phase,
-      updates: [keystoneFinishedUpdate(keystone.name, exit.exitCode, `marking the pod ${phase}`)],
+      gracePeriodSeconds: remainingGraceSeconds(pod, firedAt, options.nowMs),
+      updates: [keystoneFinishedUpdate(keystone.name, exit.exitCode, `marking the pod ${phase}, then ending the other containers through the kubelet`)],
     };
   }
 
@@ -297,7 +347,7 @@ function ruleK(pod: V1Pod, lifecycle: PodLifecycle, options: EvaluateOptions): D
     exit.finishedAtMs ?? timeMs(findCondition(conditions, ConditionType.KeystoneFinished)?.lastTransitionTime) ?? options.nowMs;
   const trigger = keystone;
   const keystoneUpdate = () => keystoneFinishedUpdate(trigger.name, exit.exitCode, 'stopping the other containers');
-  return planStop(pod, 'K', keystone.name, firedAtMs, mains, sidecars, keystoneUpdate, options);
+  return planStop(pod, lifecycle, 'K', keystone.name, firedAtMs, mains, sidecars, keystoneUpdate, options);
 }
 
 function ruleS(pod: V1Pod, lifecycle: PodLifecycle, options: EvaluateOptions): Decision {
@@ -321,11 +371,12 @@ function ruleS(pod: V1Pod, lifecycle: PodLifecycle, options: EvaluateOptions): D
   }
 
   if (lifecycle.completion === 'phase') {
-    return { action: 'phase', rule: 'S', trigger, phase: phaseFromMains(pod, lifecycle), updates: NO_UPDATES };
+    const grace = remainingGraceSeconds(pod, firedAtMs ?? options.nowMs, options.nowMs);
+    return { action: 'phase', rule: 'S', trigger, phase: phaseFromMains(pod, lifecycle), gracePeriodSeconds: grace, updates: NO_UPDATES };
   }
   const fired =
     firedAtMs ?? timeMs(findCondition(pod.status?.conditions, ConditionType.SidecarsStopped)?.lastTransitionTime) ?? options.nowMs;
-  return planStop(pod, 'S', trigger, fired, [], sidecars, undefined, options);
+  return planStop(pod, lifecycle, 'S', trigger, fired, [], sidecars, undefined, options);
 }
 
 /** Succeeded when every main container that has terminated exited 0 (the kubelet's rule for native sidecars). */
@@ -340,6 +391,7 @@ function phaseFromMains(pod: V1Pod, lifecycle: PodLifecycle): 'Succeeded' | 'Fai
 
 function planStop(
   pod: V1Pod,
+  lifecycle: PodLifecycle,
   rule: 'K' | 'S',
   trigger: string,
   firedAtMs: number,
@@ -391,7 +443,7 @@ function planStop(
         start = Math.max(start, lastFinish ?? start);
         continue;
       }
-      const giveUpAt = deadline + minStage; // the stage's share, then one SIGKILL's worth of waiting
+      const giveUpAt = deadline + minStage; // the stage's share, then one escalation's worth of waiting
       if (nowMs >= giveUpAt) {
         for (const c of stage) if (!isStopped(statusOf(pod, c.name))) failed.push(c.name);
         start = giveUpAt;
@@ -408,7 +460,7 @@ function planStop(
         container: c.name,
         role: c.role === 'sidecar' ? 'sidecar' : 'main',
         stage: i,
-        stop: escalate ? KILL : c.stop,
+        stop: c.stop,
         method,
         escalate,
         issued: issuedKeys.has(issuedKey(c.name, escalate)),
@@ -421,7 +473,7 @@ function planStop(
 
   if (steps.length === 0) {
     if (failed.length > 0) {
-      updates.push(stopFailedUpdate(targets, issued, failed.join(', '), 'still running after its share of the grace period and a SIGKILL'));
+      updates.push(stopFailedUpdate(targets, issued, failed.join(', '), STILL_RUNNING));
       return none('stop-failed', updates);
     }
     if (progress?.status === 'True') return updates.length > 0 ? none('done', updates) : NONE.done;
@@ -432,7 +484,7 @@ function planStop(
   }
 
   if (failed.length > 0) {
-    updates.push(stopFailedUpdate(targets, issued, failed.join(', '), 'still running after its share of the grace period and a SIGKILL'));
+    updates.push(stopFailedUpdate(targets, issued, failed.join(', '), STILL_RUNNING));
   } else if (progress === undefined || progress.status !== 'False') {
     updates.push(stoppingUpdate(targets, issued));
   }
@@ -450,6 +502,7 @@ function planStop(
     stagesLeft: stages.length - currentStage,
     issued,
     failed,
+    result: phaseFromMains(pod, lifecycle),
     updates,
   };
 }

@@ -116,10 +116,19 @@ describe('evaluatePod', () => {
       assert.deepEqual(d.targets, ['worker', 'proxy']);
     });
 
-    it('escalation sends SIGKILL', () => {
+    it('escalation keeps the stop spec (no SIGKILL from inside) and carries the result to record first', () => {
       const d = run({ pod: k(), now: T0 + 15_000 }) as StopDecision;
-      assert.deepEqual(d.steps[0]?.stop, { kind: 'signal', signal: 'KILL' });
+      assert.equal(d.steps[0]?.escalate, true);
+      assert.deepEqual(d.steps[0]?.stop, { kind: 'signal', signal: 'TERM' });
       assert.deepEqual(d.steps[1]?.stop, { kind: 'signal', signal: 'TERM' });
+      assert.equal(d.result, 'Succeeded');
+    });
+
+    it('the result to record is judged by the main containers only', () => {
+      const failedKeystone = pod().keystone('app').container('worker').sidecar('proxy').finished('app', 2, T0);
+      assert.equal((run({ pod: failedKeystone, now: T0 + 15_000 }) as StopDecision).result, 'Failed');
+      const ruleS = pod().container('app').sidecar('proxy').finished('app', 0, T0);
+      assert.equal((run({ pod: ruleS, now: T0 + 15_000 }) as StopDecision).result, 'Succeeded');
     });
 
     it('fires at the progress condition time when the keystone has no finishedAt', () => {
@@ -207,6 +216,42 @@ describe('evaluatePod', () => {
       const never = pod().container('app').sidecar('proxy').finished('app', 0).finished('proxy', 0).phase('Succeeded');
       assert.deepEqual(run({ pod: done }).updates, []);
       assert.deepEqual(run({ pod: never }).updates, []);
+    });
+  });
+
+  describe('a pod whose phase podlife recorded while containers still run (the kubelet leaves them running)', () => {
+    const byPhase = () => pod().container('app').sidecar('proxy').annotate('podlife.dev/completion', 'phase').finished('app', 0).grace(20);
+    table([
+      { name: 'completion: phase, sidecar still running', pod: byPhase().phase('Succeeded'), want: 'delete:PhaseRecorded grace=20' },
+      { name: 'completion: phase, everything stopped', pod: byPhase().finished('proxy', 143).phase('Succeeded'), want: 'none:terminal' },
+      { name: 'completion: phase, already being deleted', pod: byPhase().phase('Succeeded').deleting(), want: 'none:terminating' },
+      {
+        name: 'an escalation recorded the result (stop in progress), a sidecar still running',
+        pod: pod().keystone('app').container('worker').sidecar('proxy').finished('app', 0).finished('worker', 143)
+          .condition('podlife.dev/SidecarsStopped', 'False', 'stopping worker, proxy; issued: worker, proxy, proxy:KILL').phase('Succeeded'),
+        want: 'delete:PhaseRecorded grace=30',
+      },
+      {
+        name: 'a terminal pod podlife never recorded a phase for is left alone',
+        pod: pod().container('app').sidecar('proxy').finished('app', 0).phase('Failed'),
+        want: 'none:terminal',
+      },
+    ]);
+
+    it('names the container still running and the rule', () => {
+      const d = run({ pod: byPhase().phase('Succeeded') });
+      assert.equal(d.action === 'delete' && `${d.rule}:${d.trigger}`, 'S:proxy');
+    });
+  });
+
+  describe('completion: phase ends the rest through the kubelet within what is left of the budget', () => {
+    const byPhase = () => pod().container('app').sidecar('proxy').annotate('podlife.dev/completion', 'phase').finished('app', 0, T0).grace(20);
+    const grace = (d: Decision) => (d.action === 'phase' ? d.gracePeriodSeconds : undefined);
+    it('the budget counts from the triggering exit', () => assert.equal(grace(run({ pod: byPhase(), now: T0 + 5_500 })), 15));
+    it('at least one second, never 0 (which would force-delete without the kubelet)', () => assert.equal(grace(run({ pod: byPhase(), now: T0 + 60_000 })), 1));
+    it('rule K the same', () => {
+      const k = pod().keystone('app').sidecar('proxy').annotate('podlife.dev/completion', 'phase').finished('app', 0, T0).grace(10);
+      assert.equal(grace(run({ pod: k, now: T0 + 2_000 })), 8);
     });
   });
 

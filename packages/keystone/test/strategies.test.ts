@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import sinon from 'sinon';
 import {
+  NO_HANDLER_EXIT,
   POST_SCRIPT,
+  SIGNAL_SCRIPT,
   deletePod,
   ephemeralName,
   evaluatePod,
@@ -42,18 +44,35 @@ function execApi(...results: ExecResult[]): PodExecApi & { exec: sinon.SinonStub
 const ref = { namespace: 'default', name: 'job-abc' };
 
 describe('exec strategy', () => {
-  it('signals PID 1 with kill -s', async () => {
+  it('signals PID 1 through the constant signal script, name and number as arguments', async () => {
     const api = execApi(ok);
     const r = await stopByExec(api, ref, 'proxy', { kind: 'signal', signal: 'TERM' });
     assert.equal(r.ok, true);
-    assert.deepEqual(api.exec.firstCall.args.slice(1, 3), ['proxy', ['kill', '-s', 'TERM', '1']]);
+    assert.equal(r.noHandler, undefined);
+    assert.deepEqual(api.exec.firstCall.args.slice(1, 3), ['proxy', ['/bin/sh', '-c', SIGNAL_SCRIPT, 'podlife-stop', 'TERM', '15']]);
   });
 
-  it('falls back to /bin/sh -c when kill is not a binary', async () => {
+  it('falls back to kill -s in images without a shell', async () => {
     const api = execApi(notFound, ok);
     const r = await stopByExec(api, ref, 'proxy', { kind: 'signal', signal: 'INT' });
     assert.equal(r.ok, true);
-    assert.deepEqual(api.exec.secondCall.args[2], ['/bin/sh', '-c', 'kill -INT 1']);
+    assert.deepEqual(api.exec.secondCall.args[2], ['kill', '-s', 'INT', '1']);
+  });
+
+  it('reports a PID 1 without a handler for the signal (the script sent it, the kernel dropped it)', async () => {
+    const api = execApi({ exitCode: NO_HANDLER_EXIT, stdout: 'PID 1 has no handler for SIGTERM', stderr: '' });
+    const r = await stopByExec(api, ref, 'proxy', { kind: 'signal', signal: 'TERM' });
+    assert.equal(r.ok, true);
+    assert.equal(r.noHandler, true);
+    assert.equal(api.exec.callCount, 1);
+  });
+
+  it('never sends a signal from a shell line built from the spec', () => {
+    for (const signal of ['TERM', 'INT', 'QUIT', 'HUP', 'USR1', 'USR2', 'KILL'] as const) {
+      const [script] = execCommands({ kind: 'signal', signal });
+      assert.equal(script?.[2], SIGNAL_SCRIPT);
+      assert.match(script?.[5] ?? '', /^(1|2|3|9|10|12|15)$/);
+    }
   });
 
   it('posts to the preset endpoint with curl, then wget told not to follow redirects, then the sh+nc script', async () => {
@@ -94,7 +113,7 @@ describe('ephemeral strategy', () => {
     assert.equal(container.name, 'podlife-stop-proxy');
     assert.equal(container.image, 'busybox:1.36');
     assert.equal(container.targetContainerName, 'proxy');
-    assert.deepEqual(container.command, ['kill', '-s', 'TERM', '1']);
+    assert.deepEqual(container.command, ['/bin/sh', '-c', SIGNAL_SCRIPT, 'podlife-stop', 'TERM', '15']);
   });
 
   it('POSTs to 127.0.0.1 with the sh+nc script (never following a redirect) for http stops', async () => {
@@ -165,12 +184,12 @@ describe('delete and phase strategies', () => {
 
 describe('runStop: the stop sequence with budget and escalation', () => {
   /** A context whose containers stop after the given signals; time advances to each deadline. */
-  function context(stopsOn: Record<string, 'TERM' | 'KILL' | 'never'>, extra: Partial<DispatchContext> = {}) {
+  function context(stopsOn: Record<string, 'TERM' | 'never'>, extra: Partial<DispatchContext> = {}) {
     let now = T0 + 1000;
     const exec = sinon.stub<Parameters<PodExecApi['exec']>, Promise<ExecResult>>().resolves(ok);
     const received = new Map<string, string[]>();
     exec.callsFake(async (_pod, container, command) => {
-      const sig = command[2] ?? '';
+      const sig = (command[0] === '/bin/sh' ? command[4] : command[2]) ?? '';
       received.set(container, [...(received.get(container) ?? []), sig]);
       return ok;
     });
@@ -191,7 +210,8 @@ describe('runStop: the stop sequence with budget and escalation', () => {
       progress: (u) => void progress.push(u),
       ...extra,
     };
-    return { ctx, exec, received, reports, progress, order: () => exec.getCalls().map((c) => `${c.args[1]}:${c.args[2][2]}`) };
+    const pods = ctx.pods as ReturnType<typeof podApi>;
+    return { ctx, exec, pods, received, reports, progress, order: () => exec.getCalls().map((c) => `${c.args[1]}:${c.args[2][4]}`) };
   }
   const decide = (b = pod().keystone('app').container('worker').sidecar('log').sidecar('proxy').finished('app', 0, T0)) => {
     const p = b.build();
@@ -206,23 +226,72 @@ describe('runStop: the stop sequence with budget and escalation', () => {
     assert.deepEqual(result, { stopped: ['worker', 'proxy', 'log'], failed: [], ok: true });
   });
 
-  it('escalates to SIGKILL when a stop outlives its share', async () => {
-    const { p, d } = decide();
-    const t = context({ worker: 'KILL', log: 'TERM', proxy: 'TERM' });
-    await runStop(p, d, t.ctx);
-    assert.deepEqual(t.received.get('worker'), ['TERM', 'KILL']);
-    assert.ok(t.reports.some((r) => r.kind === 'stop-issued' && r.container === 'worker' && r.escalated));
-  });
-
-  it('reports a container that survives SIGKILL and moves on', async () => {
+  it('escalates from outside when a stop outlives its share: the result recorded first, then the kubelet ends the pod', async () => {
     const { p, d } = decide();
     const t = context({ worker: 'never', log: 'TERM', proxy: 'TERM' });
+    // The pod's deletion is what ends the worker.
+    t.pods.deletePod.callsFake(async () => {
+      t.received.set('worker', ['TERM', 'deleted']);
+      return 'deleted';
+    });
+    const waitForStopped = t.ctx.waitForStopped;
+    const result = await runStop(p, d, { ...t.ctx, waitForStopped: async (c, until) => (t.received.get(c)?.includes('deleted') ? true : waitForStopped(c, until)) });
+    assert.deepEqual(t.received.get('worker'), ['TERM', 'deleted'], 'never a SIGKILL from inside');
+    assert.ok(t.pods.patchStatus.calledBefore(t.pods.deletePod));
+    assert.deepEqual(t.pods.patchStatus.firstCall.args[1].at(-1), { op: 'replace', path: '/status/phase', value: 'Succeeded' });
+    // The budget: 30 s from T0 for three stages; the worker's share (10 s) is spent.
+    assert.equal(t.pods.deletePod.firstCall.args[1], 20);
+    assert.deepEqual(t.order(), ['worker:TERM'], 'later stages are left to the kubelet');
+    assert.deepEqual(result, { stopped: ['worker'], failed: [], ok: true });
+    const escalated = t.reports.find((r) => r.kind === 'escalated');
+    assert.equal(escalated?.kind === 'escalated' && escalated.why, 'share');
+    assert.equal(reportEvent(escalated!)?.reason, 'StoppingContainer');
+    assert.match(t.progress.at(-1)?.condition.message ?? '', /issued: worker, worker:KILL$/);
+  });
+
+  it('escalates at once when PID 1 has no handler for the signal, and says why', async () => {
+    const { p, d } = decide(pod().container('app').sidecar('proxy').finished('app', 0, T0));
+    const t = context({ proxy: 'never' });
+    t.exec.callsFake(async () => ({ exitCode: NO_HANDLER_EXIT, stdout: '', stderr: '' }));
+    const began = t.ctx.now();
+    await runStop(p, d, { ...t.ctx, waitForStopped: async (_c, until) => (t.pods.deletePod.called ? true : Promise.reject(new Error(`waited until ${until}`))) });
+    assert.equal(t.ctx.now(), began, 'no share spent waiting for a signal that cannot arrive');
+    assert.equal(t.pods.deletePod.callCount, 1);
+    const event = reportEvent(t.reports.find((r) => r.kind === 'escalated')!);
+    assert.equal(event?.type, 'Warning');
+    assert.match(event?.note ?? '', /PID 1 has no handler.*ending it through the kubelet/);
+  });
+
+  it('escalates at once when the ephemeral stop container reports no handler', async () => {
+    const { p, d } = decide(pod().container('app').sidecar('proxy').finished('app', 0, T0));
+    const t = context({ proxy: 'never' });
+    let waits = 0;
+    await runStop(p, d, { ...t.ctx, waitForStopped: async () => (waits++ === 0 ? 'no-handler' : true) });
+    const escalated = t.reports.find((r) => r.kind === 'escalated');
+    assert.equal(escalated?.kind === 'escalated' && escalated.why, 'no-handler');
+    assert.equal(t.pods.deletePod.callCount, 1);
+  });
+
+  it('does not delete the pod when its result cannot be recorded, and reports the container failed', async () => {
+    const { p, d } = decide(pod().container('app').sidecar('proxy').finished('app', 0, T0));
+    const t = context({ proxy: 'never' });
+    t.pods.patchStatus.rejects(new Error('the server rejected our request (422)'));
     const result = await runStop(p, d, t.ctx);
-    assert.deepEqual(result.failed, ['worker']);
-    assert.deepEqual(result.stopped, ['proxy', 'log']);
+    assert.equal(t.pods.deletePod.callCount, 0, 'a Job would count the kubelet\'s view of a killed sidecar');
+    assert.deepEqual(result.failed, ['proxy']);
+    const escalated = t.reports.find((r) => r.kind === 'escalated');
+    assert.equal(reportEvent(escalated!)?.reason, 'StopFailed');
     const failure = t.progress.find((u) => u.condition.reason === 'StopFailed');
     assert.deepEqual(failure?.events.map((e) => `${e.type}/${e.reason}`), ['Warning/StopFailed']);
-    assert.equal(reportEvent(t.reports.find((r) => r.kind === 'stop-failed')!)?.reason, 'StopFailed');
+  });
+
+  it('a resumed controller past the deadline escalates without sending the stop again', async () => {
+    const p = pod().container('app').sidecar('proxy').finished('app', 0, T0).condition('podlife.dev/SidecarsStopped', 'False', 'stopping proxy; issued: proxy').build();
+    const d = evaluatePod(p, { nowMs: T0 + 31_000 }) as StopDecision;
+    const t = context({ proxy: 'never' });
+    await runStop(p, d, { ...t.ctx, now: () => T0 + 31_000, waitForStopped: async () => t.pods.deletePod.called });
+    assert.equal(t.exec.callCount, 0);
+    assert.equal(t.pods.deletePod.firstCall.args[1], 1, 'nothing left of the budget: the least grace, never 0');
   });
 
   it('records each issued stop before waiting, in the progress condition', async () => {
@@ -269,11 +338,31 @@ describe('runDecision', () => {
     assert.equal(pods.deletePod.firstCall.args[1], 30);
   });
 
-  it('marks the phase for completion: phase', async () => {
+  it('marks the phase for completion: phase, then deletes the pod so that the kubelet ends the rest', async () => {
     const p = pod().container('app').sidecar('proxy').annotate('podlife.dev/completion', 'phase').finished('app', 0).build();
     const pods = podApi();
-    await runDecision(p, evaluatePod(p, { nowMs: T0 }), { pods, now: () => T0, waitForStopped: async () => true });
+    const r = await runDecision(p, evaluatePod(p, { nowMs: T0 + 4_000 }), { pods, now: () => T0, waitForStopped: async () => true });
+    assert.equal(r.ok, true);
     assert.equal(pods.patchStatus.firstCall.args[1].at(-1).value, 'Succeeded');
+    assert.ok(pods.patchStatus.calledBefore(pods.deletePod));
+    assert.equal(pods.deletePod.firstCall.args[1], 26);
+  });
+
+  it('does not delete when the phase could not be recorded (retried on a fresh pod)', async () => {
+    const p = pod().container('app').sidecar('proxy').annotate('podlife.dev/completion', 'phase').finished('app', 0).build();
+    const pods = podApi();
+    pods.patchStatus.rejects(new Error('422'));
+    const r = await runDecision(p, evaluatePod(p, { nowMs: T0 }), { pods, now: () => T0, waitForStopped: async () => true });
+    assert.equal(r.ok, false);
+    assert.equal(pods.deletePod.callCount, 0);
+  });
+
+  it('deletes a pod whose recorded phase left containers running (resumed after a crash)', async () => {
+    const p = pod().container('app').sidecar('proxy').annotate('podlife.dev/completion', 'phase').finished('app', 0).phase('Succeeded').build();
+    const pods = podApi();
+    await runDecision(p, evaluatePod(p, { nowMs: T0 }), { pods, now: () => T0, waitForStopped: async () => true });
+    assert.equal(pods.patchStatus.callCount, 0);
+    assert.equal(pods.deletePod.callCount, 1);
   });
 
   it('does nothing for none and invalid', async () => {

@@ -33,7 +33,9 @@ import {
 import {
   ConditionType,
   DEFAULT_MIN_STAGE_MS,
+  NO_HANDLER_EXIT,
   createPodApi,
+  ephemeralName,
   evaluatePod,
   readLifecycle,
   reportEvent,
@@ -44,6 +46,7 @@ import {
   type PodApi,
   type PodExecApi,
   type StatusUpdate,
+  type WaitOutcome,
 } from '@podlife/keystone';
 import type { ControllerConfig } from '../options/config-file.js';
 import { KeystoneMetrics, type StopStrategyLabel } from './metrics.js';
@@ -86,6 +89,13 @@ function newerResourceVersion(a: string | undefined, b: string | undefined): boo
   // resourceVersions are opaque, but etcd's are integers; when they are not, trust the cache.
   if (!a || !b || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
   return BigInt(a) > BigInt(b);
+}
+
+/** The stop container for `container` exited saying its PID 1 has no handler for the signal. */
+function stopNotReceivable(pod: V1Pod | undefined, container: string): boolean {
+  const name = ephemeralName(container, false);
+  const s = pod?.status?.ephemeralContainerStatuses?.find((c) => c.name === name);
+  return s?.state?.terminated?.exitCode === NO_HANDLER_EXIT;
 }
 
 /** Not running now: terminated, or waiting to restart after a termination. */
@@ -235,7 +245,7 @@ export class KeystoneReconciler implements Reconciler {
     };
   }
 
-  private waitForStopped(key: string, container: string, untilMs: number, signal: AbortSignal): Promise<boolean> {
+  private waitForStopped(key: string, container: string, untilMs: number, signal: AbortSignal): Promise<WaitOutcome> {
     return new Promise((resolve) => {
       let set = this.waiters.get(key);
       if (!set) this.waiters.set(key, (set = new Set()));
@@ -243,9 +253,10 @@ export class KeystoneReconciler implements Reconciler {
         const pod = this.current(key);
         const gone = !pod || pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
         if (containerStopped(pod, container) || gone) finish(true);
+        else if (stopNotReceivable(pod, container)) finish('no-handler');
         else if (this.now() >= untilMs || signal.aborted) finish(false);
       };
-      const finish = (stopped: boolean): void => {
+      const finish = (stopped: WaitOutcome): void => {
         clearTimeout(timer);
         clearInterval(poll);
         signal.removeEventListener('abort', check);
@@ -264,8 +275,8 @@ export class KeystoneReconciler implements Reconciler {
 
   private report(pod: V1Pod, r: ActionReport): void {
     if (r.kind === 'stop-issued') this.metrics?.stop(r.method, r.ok ? 'success' : 'failure');
-    if ((r.kind === 'deleted' || r.kind === 'phase') && r.outcome !== 'already') {
-      const strategy: StopStrategyLabel = r.kind === 'deleted' ? 'delete' : 'phase';
+    if ((r.kind === 'deleted' || r.kind === 'phase' || r.kind === 'escalated') && r.outcome !== 'already') {
+      const strategy: StopStrategyLabel = r.kind === 'phase' ? 'phase' : 'delete';
       this.metrics?.stop(strategy, r.outcome === 'done' ? 'success' : 'failure');
     }
     this.log.info({ pod: podKey(pod), ...r }, `keystone action: ${r.kind}`);
@@ -338,7 +349,7 @@ export class KeystoneReconciler implements Reconciler {
   private logDryRun(key: string, pod: V1Pod, decision: Decision): void {
     const summary = JSON.stringify({
       action: decision.action,
-      ...(decision.action === 'stop' ? { rule: decision.rule, steps: decision.steps.map((s) => `${s.container}:${s.escalate ? 'KILL' : s.method}`) } : {}),
+      ...(decision.action === 'stop' ? { rule: decision.rule, steps: decision.steps.map((s) => `${s.container}:${s.escalate ? 'kubelet' : s.method}`) } : {}),
       ...(decision.action === 'delete' ? { gracePeriodSeconds: decision.gracePeriodSeconds } : {}),
       ...(decision.action === 'phase' ? { phase: decision.phase } : {}),
       ...(decision.action === 'invalid' ? { errors: decision.errors.map((e) => e.message) } : {}),

@@ -8,7 +8,7 @@
  *   controller read is kept: annotations, container names, roles and securityContext user,
  *   restart policy, grace period, shareProcessNamespace (it makes signal stops invalid), the
  *   pod-level user, native-sidecar init containers, ephemeral container names, phase, podIPs,
- *   conditions and container states — a property test checks that `evaluatePod` decides the
+ *   conditions and container states (stop containers' included) — a property test checks that `evaluatePod` decides the
  *   same on this view as on the full pod;
  * - the transform is pure and never mutates its input.
  */
@@ -79,6 +79,8 @@ export function keepLifecycleFields(pod: V1Pod): V1Pod {
       ...(st.conditions ? { conditions: st.conditions } : {}),
       ...(st.containerStatuses ? { containerStatuses: st.containerStatuses.map(status) } : {}),
       ...(st.initContainerStatuses ? { initContainerStatuses: st.initContainerStatuses.map(status) } : {}),
+      // A stop container's exit code says whether the target's PID 1 could get its signal.
+      ...(st.ephemeralContainerStatuses ? { ephemeralContainerStatuses: st.ephemeralContainerStatuses.map(status) } : {}),
     },
   };
 }

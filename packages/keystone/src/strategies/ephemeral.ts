@@ -6,7 +6,8 @@
  * - the image and the securityContext come from the controller configuration only, never from
  *   the pod; by default the container is restricted-profile compatible (RESTRICTED_STOP_CONTEXT).
  *   The one thing a signal stop takes from the target is its declared non-root uid (0093);
- * - `targetContainerName` is the sidecar, so `kill -s SIG 1` reaches the sidecar's PID 1 and
+ * - `targetContainerName` is the sidecar, so the signal reaches the sidecar's PID 1 (through
+ *   SIGNAL_SCRIPT, which exits NO_HANDLER_EXIT when PID 1 cannot receive it from inside) and
  *   127.0.0.1 is the pod's loopback (a constant sh+nc script that never follows a redirect);
  * - idempotent: the container name is deterministic per (container, plain|kill), and a pod
  *   that already has it is reported `already` without a second request;
@@ -17,7 +18,7 @@ import type { StopSpec } from '../annotations.js';
 import type { PodApi } from './api.js';
 import { podRef } from './api.js';
 import type { StopAttempt } from './exec.js';
-import { postScriptArgv } from './exec.js';
+import { postScriptArgv, signalScriptArgv } from './exec.js';
 
 const NAME_MAX = 63;
 
@@ -42,7 +43,7 @@ export function ephemeralName(container: string, escalated: boolean): string {
 export function ephemeralCommand(spec: StopSpec): string[] | undefined {
   switch (spec.kind) {
     case 'signal':
-      return ['kill', '-s', spec.signal, '1'];
+      return signalScriptArgv(spec.signal);
     case 'http':
       return postScriptArgv(spec.port, spec.path);
     case 'exec':

@@ -2,8 +2,10 @@
  * exec strategy: deliver a stop spec by running a command inside the container (pods/exec).
  *
  * Guarantees:
- * - signals: `kill -s SIG 1`, then `/bin/sh -c 'kill -SIG 1'` for images whose `kill` is only a
- *   shell builtin; the signal name comes from a fixed list, so the shell line is constant text;
+ * - signals: SIGNAL_SCRIPT (which first tells whether PID 1 has a handler for the signal, since
+ *   the kernel drops a signal sent to a namespace's init from inside without one), then
+ *   `kill -s SIG 1` for images without a shell; the script is constant text, the signal name and
+ *   number (from a fixed list) are its arguments;
  * - http/presets: POST to 127.0.0.1 with curl, then GNU wget, then a constant sh+nc script
  *   (busybox) — never following a redirect, never a shell line built from the spec;
  * - `exec:<name>` runs exactly the argv the controller configuration names, nothing else;
@@ -17,6 +19,29 @@ export interface StopAttempt {
   /** What was run, for Events and logs. */
   readonly detail: string;
   readonly error?: string;
+  /** The signal went out, but PID 1 has no handler for it, so the kernel dropped it (pid_namespaces(7)). */
+  readonly noHandler?: boolean;
+}
+
+const SIGNAL_NUMBERS: Readonly<Record<string, number>> = Object.freeze({ HUP: 1, INT: 2, QUIT: 3, KILL: 9, USR1: 10, USR2: 12, TERM: 15 });
+
+/** SIGNAL_SCRIPT's exit code when PID 1 has no handler for the signal (it was sent all the same). */
+export const NO_HANDLER_EXIT = 3;
+
+/**
+ * Signal PID 1 (`$1` the name, `$2` the number), telling first whether it has a handler: init of a
+ * PID namespace gets a signal from inside only if it caught it (SigCgt in /proc/1/status; never
+ * for KILL). Without one it prints why and exits NO_HANDLER_EXIT. Only sh builtins and kill.
+ */
+export const SIGNAL_SCRIPT =
+  'm=; while read -r k v; do [ "$k" = SigCgt: ] && m=$v; done < /proc/1/status; ' +
+  `if [ -n "$m" ] && [ $(( 0x\${m#????????} >> ($2 - 1) & 1 )) = 0 ]; then ` +
+  `echo "PID 1 has no handler for SIG$1, so the kernel drops it when sent from inside the container"; kill -s "$1" 1; exit ${NO_HANDLER_EXIT}; fi; ` +
+  'exec kill -s "$1" 1';
+
+/** argv for SIGNAL_SCRIPT. */
+export function signalScriptArgv(signal: string): string[] {
+  return ['/bin/sh', '-c', SIGNAL_SCRIPT, 'podlife-stop', signal, String(SIGNAL_NUMBERS[signal] ?? 0)];
 }
 
 export function stopUrl(port: number, path: string): string {
@@ -41,10 +66,7 @@ export function postScriptArgv(port: number, path: string): string[] {
 export function execCommands(spec: StopSpec, commands: Readonly<Record<string, readonly string[]>> = {}): string[][] {
   switch (spec.kind) {
     case 'signal':
-      return [
-        ['kill', '-s', spec.signal, '1'],
-        ['/bin/sh', '-c', `kill -${spec.signal} 1`],
-      ];
+      return [signalScriptArgv(spec.signal), ['kill', '-s', spec.signal, '1']];
     case 'http': {
       const url = stopUrl(spec.port, spec.path);
       // None of these follows a redirect: curl does not without -L, GNU wget is told not to
@@ -77,8 +99,11 @@ export async function stopByExec(
   const errors: string[] = [];
   for (const argv of attempts) {
     const result = await api.exec(pod, container, argv, signal);
-    const detail = argv.join(' ');
+    const detail = argv === attempts[0] && spec.kind === 'signal' ? `signal script (${spec.signal} to PID 1)` : argv.join(' ');
     if (result.exitCode === 0) return { ok: true, detail };
+    if (spec.kind === 'signal' && argv === attempts[0] && result.exitCode === NO_HANDLER_EXIT) {
+      return { ok: true, detail, noHandler: true };
+    }
     const why = result.error ?? (result.stderr.trim() || `exit code ${result.exitCode ?? 'unknown'}`);
     errors.push(`${detail}: ${why}`);
     if (signal?.aborted) break;
