@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
+import { EventRecorder, type EventObject } from '@podlife/core';
 import { evaluatePod } from '@podlife/keystone';
 import fc from 'fast-check';
 import { describe, it } from 'mocha';
@@ -42,6 +43,27 @@ describe('the keystone pod cache keeps what the decision reads', () => {
       }),
       { numRuns: 2000, interruptAfterTimeLimit: 3000 },
     );
+  });
+
+  it('says apiVersion v1, kind Pod for a list item, which carries no kind, podlife pod or not', () => {
+    const item = sharedPidPod();
+    assert.equal(item.kind, undefined);
+    const plain: V1Pod = { metadata: { name: 'q', namespace: 'default', uid: 'v' } };
+    for (const cached of [keepLifecycleFields(item), keepLifecycleFields(plain)]) {
+      assert.deepEqual([cached.apiVersion, cached.kind], ['v1', 'Pod']);
+    }
+  });
+
+  it('an Event about a cached list item regards kind Pod, apiVersion v1', async () => {
+    const written: EventObject[] = [];
+    const recorder = new EventRecorder({
+      controller: 'podlife.dev/controller',
+      instance: 'test',
+      sink: { create: async (e) => written.push(e), updateSeries: async () => undefined },
+    });
+    await recorder.event(keepLifecycleFields(sharedPidPod()), 'Normal', 'StoppingContainer', 'stopping container proxy');
+    await recorder.close();
+    assert.deepEqual(written.map((e) => e.regarding), [{ apiVersion: 'v1', kind: 'Pod', name: 'p', namespace: 'default', uid: 'u' }]);
   });
 
   it('never mutates the pod it is given', () => {

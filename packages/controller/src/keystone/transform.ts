@@ -10,6 +10,8 @@
  *   pod-level user, native-sidecar init containers, ephemeral container names, phase, podIPs,
  *   conditions and container states (stop containers' included) — a property test checks that `evaluatePod` decides the
  *   same on this view as on the full pod;
+ * - every cached pod, a list item included (the API server's list items carry no kind), says
+ *   `apiVersion: v1, kind: Pod`, so that the Events about it name what they regard;
  * - the transform is pure and never mutates its input.
  */
 import type { V1Container, V1ContainerStatus, V1EphemeralContainer, V1Pod, V1PodSecurityContext } from '@kubernetes/client-node';
@@ -47,13 +49,16 @@ function podUser(sc: V1PodSecurityContext): V1PodSecurityContext {
   return { runAsUser: sc.runAsUser, runAsGroup: sc.runAsGroup, runAsNonRoot: sc.runAsNonRoot };
 }
 
+const podKind = { apiVersion: 'v1', kind: 'Pod' } as const;
+
 export function keepLifecycleFields(pod: V1Pod): V1Pod {
   const m = pod.metadata ?? {};
   const identity = { name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion };
-  if (!hasPodlifeAnnotation(m.annotations)) return { metadata: identity };
+  if (!hasPodlifeAnnotation(m.annotations)) return { ...podKind, metadata: identity };
   const spec = pod.spec;
   const st = pod.status;
   return {
+    ...podKind,
     metadata: {
       ...identity,
       annotations: m.annotations,
