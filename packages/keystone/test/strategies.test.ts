@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import sinon from 'sinon';
 import {
+  KILLED_WITH_NAMESPACE_EXIT,
   NO_HANDLER_EXIT,
   POST_SCRIPT,
   SIGNAL_SCRIPT,
@@ -65,6 +66,29 @@ describe('exec strategy', () => {
     assert.equal(r.ok, true);
     assert.equal(r.noHandler, true);
     assert.equal(api.exec.callCount, 1);
+  });
+
+  it('counts a signal script killed with the PID namespace (PID 1 exited first) as delivered, without a second try', async () => {
+    // What the API server answers when the sidecar's PID 1 exits on the signal before `kill` does.
+    const api = execApi({ exitCode: KILLED_WITH_NAMESPACE_EXIT, stdout: '', stderr: '', error: 'command terminated with exit code 137' });
+    const r = await stopByExec(api, ref, 'proxy', { kind: 'signal', signal: 'TERM' });
+    assert.deepEqual([r.ok, r.noHandler, r.error], [true, undefined, undefined]);
+    assert.equal(api.exec.callCount, 1);
+  });
+
+  it('counts the plain kill killed with the PID namespace as delivered too', async () => {
+    const api = execApi(notFound, { exitCode: KILLED_WITH_NAMESPACE_EXIT, stdout: '', stderr: '' });
+    const r = await stopByExec(api, ref, 'proxy', { kind: 'signal', signal: 'TERM' });
+    assert.equal(r.ok, true);
+    assert.equal(api.exec.callCount, 2);
+  });
+
+  it('does not read exit code 137 of an http or named stop as a delivered signal', async () => {
+    const killed: ExecResult = { exitCode: KILLED_WITH_NAMESPACE_EXIT, stdout: '', stderr: '' };
+    const r = await stopByExec(execApi(killed, killed, killed), ref, 'proxy', { kind: 'http', port: 15020, path: '/quitquitquit' });
+    assert.equal(r.ok, false);
+    const named = await stopByExec(execApi(killed), ref, 'proxy', { kind: 'exec', name: 'drain' }, { drain: ['/bin/drain'] });
+    assert.equal(named.ok, false);
   });
 
   it('never sends a signal from a shell line built from the spec', () => {

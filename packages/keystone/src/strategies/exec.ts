@@ -5,7 +5,8 @@
  * - signals: SIGNAL_SCRIPT (which first tells whether PID 1 has a handler for the signal, since
  *   the kernel drops a signal sent to a namespace's init from inside without one), then
  *   `kill -s SIG 1` for images without a shell; the script is constant text, the signal name and
- *   number (from a fixed list) are its arguments;
+ *   number (from a fixed list) are its arguments; a `kill` taken down with the PID namespace
+ *   because PID 1 exited (KILLED_WITH_NAMESPACE_EXIT) counts as delivered, not as a failure;
  * - http/presets: POST to 127.0.0.1 with curl, then GNU wget, then a constant sh+nc script
  *   (busybox) — never following a redirect, never a shell line built from the spec;
  * - `exec:<name>` runs exactly the argv the controller configuration names, nothing else;
@@ -27,6 +28,14 @@ const SIGNAL_NUMBERS: Readonly<Record<string, number>> = Object.freeze({ HUP: 1,
 
 /** SIGNAL_SCRIPT's exit code when PID 1 has no handler for the signal (it was sent all the same). */
 export const NO_HANDLER_EXIT = 3;
+
+/**
+ * 128 + SIGKILL: when a container's PID 1 exits, the kernel kills every other process of its PID
+ * namespace, the exec'd `kill` included, so a signal that ended PID 1 before `kill` itself exited
+ * reads as this exit code. It counts as sent: the sequence then waits for the container to be seen
+ * stopped, and escalates as usual when it is not.
+ */
+export const KILLED_WITH_NAMESPACE_EXIT = 137;
 
 /**
  * Signal PID 1 (`$1` the name, `$2` the number), telling first whether it has a handler: init of a
@@ -103,6 +112,9 @@ export async function stopByExec(
     if (result.exitCode === 0) return { ok: true, detail };
     if (spec.kind === 'signal' && argv === attempts[0] && result.exitCode === NO_HANDLER_EXIT) {
       return { ok: true, detail, noHandler: true };
+    }
+    if (spec.kind === 'signal' && result.exitCode === KILLED_WITH_NAMESPACE_EXIT) {
+      return { ok: true, detail: `${detail}; PID 1 ended before kill returned` };
     }
     const why = result.error ?? (result.stderr.trim() || `exit code ${result.exitCode ?? 'unknown'}`);
     errors.push(`${detail}: ${why}`);
