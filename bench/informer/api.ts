@@ -7,9 +7,14 @@
  *   shapes it (items without apiVersion/kind, `metadata.continue` and `remainingItemCount`
  *   while more remain), generating each page on demand so the server holds no pods;
  * - `GET /api/v1/namespaces/empty/pods` answers an empty list (the baseline process);
+ * - `?watch=true&sendInitialEvents=true` is a streaming list as the API server serves one: an
+ *   ADDED event per pod, written as fast as the client reads (never ahead of the socket's
+ *   backpressure, so the server holds at most one pod), then the BOOKMARK annotated
+ *   `k8s.io/initial-events-end`, then an idle watch; with `streaming: false` it is refused
+ *   with 422, as by a server whose WatchList feature is off;
  * - `?watch=true` opens a watch that stays idle: headers at once, then only a BOOKMARK every
  *   `bookmarkMs`, until the client goes away;
- * - `rawBytes` is the total size of the pod items served in the first complete list.
+ * - `rawBytes` is the total size of the pod items served in the first complete list or stream.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -34,11 +39,56 @@ function startOf(token: string | null): number {
   return Number(parsed.start ?? 0);
 }
 
-export function startFakePodApi(opts: { pods: number; bookmarkMs?: number }): Promise<FakePodApi> {
+/** Resolves when `res` can take more, or is gone. */
+function drained(res: http.ServerResponse): Promise<void> {
+  return new Promise((resume) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      resume();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+export function startFakePodApi(opts: { pods: number; bookmarkMs?: number; streaming?: boolean }): Promise<FakePodApi> {
   const bookmarkMs = opts.bookmarkMs ?? 30_000;
   let counted = 0;
   let rawBytes: number | undefined;
   let countedUpTo = 0;
+
+  /** Counts each index once, in order, so a repeated list does not count twice. */
+  function count(i: number, item: string, total: number): void {
+    if (rawBytes !== undefined || i !== countedUpTo) return;
+    counted += Buffer.byteLength(item);
+    countedUpTo++;
+    if (countedUpTo === total) rawBytes = counted;
+  }
+
+  const bookmark = (annotations?: Record<string, string>): string =>
+    `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: RESOURCE_VERSION, ...(annotations ? { annotations } : {}) } } })}\n`;
+
+  function idle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const timer = setInterval(() => res.write(bookmark()), bookmarkMs);
+    const end = (): void => clearInterval(timer);
+    req.on('close', end);
+    res.on('close', end);
+  }
+
+  async function streamList(req: http.IncomingMessage, res: http.ServerResponse, total: number): Promise<void> {
+    let gone = false;
+    req.on('close', () => (gone = true));
+    for (let i = 0; i < total && !gone; i++) {
+      const item = JSON.stringify(pod(i));
+      count(i, item, total);
+      const line = `{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1",${item.slice(1)}}\n`;
+      if (!res.write(line)) await drained(res);
+    }
+    if (gone) return;
+    res.write(bookmark({ 'k8s.io/initial-events-end': 'true' }));
+    idle(req, res);
+  }
 
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
@@ -48,18 +98,20 @@ export function startFakePodApi(opts: { pods: number; bookmarkMs?: number }): Pr
       res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: `${url.pathname} not found` }));
       return;
     }
+    const total = empty ? 0 : opts.pods;
+    const streamingList = url.searchParams.get('sendInitialEvents') === 'true';
+    if (url.searchParams.get('watch') === 'true' && streamingList && opts.streaming === false) {
+      res.writeHead(422, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Invalid', code: 422, message: 'sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled' }));
+      return;
+    }
     if (url.searchParams.get('watch') === 'true') {
       res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
       res.flushHeaders();
-      const timer = setInterval(() => {
-        res.write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: RESOURCE_VERSION } } })}\n`);
-      }, bookmarkMs);
-      const end = (): void => clearInterval(timer);
-      req.on('close', end);
-      res.on('close', end);
+      if (streamingList) void streamList(req, res, total);
+      else idle(req, res);
       return;
     }
-    const total = empty ? 0 : opts.pods;
     const limit = Number(url.searchParams.get('limit') ?? 0) || total;
     const start = startOf(url.searchParams.get('continue'));
     const end = Math.min(total, start + limit);
@@ -67,12 +119,7 @@ export function startFakePodApi(opts: { pods: number; bookmarkMs?: number }): Pr
     for (let i = start; i < end; i++) {
       const item = JSON.stringify(pod(i));
       items.push(item);
-      // Count each index once, in order, so a repeated list does not count twice.
-      if (!empty && rawBytes === undefined && i === countedUpTo) {
-        counted += Buffer.byteLength(item);
-        countedUpTo++;
-        if (countedUpTo === total) rawBytes = counted;
-      }
+      if (!empty) count(i, item, total);
     }
     const metadata: Record<string, unknown> = { resourceVersion: RESOURCE_VERSION };
     if (end < total) {

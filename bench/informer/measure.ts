@@ -1,10 +1,12 @@
 /**
  * One measurement, in a process of its own so its RSS holds nothing but what it measures: an
- * `Informer` over a real `KubeClient` lists the fake API's pods (paged, parsed from bytes as in
- * production), opens its idle watch, and once synced the process reports its memory.
+ * `Informer` over a real `KubeClient` reads the fake API's pods (a streaming list, or paged
+ * where the API refuses streaming; parsed from bytes as in production), keeps watching, and
+ * once synced the process reports its memory.
  *
- * The informer applies its transform to each list page as the page arrives, so the peak during
- * the initial list is one page of full pods plus the slimmed cache.
+ * The informer transforms each pod as its event arrives (streaming) or each page as it arrives
+ * (paged), so the peak during the initial sync is the slimmed cache plus what the garbage
+ * collector has not yet reclaimed.
  *
  * Run by run.ts with `--expose-gc` and an IPC channel, over which it sends one `Measurement`.
  */
@@ -31,6 +33,8 @@ export interface Measurement {
   heapLimit: number;
   /** Errors the informer emitted before it synced (e.g. a list page timing out, then a relist). */
   errors: string[];
+  /** How the informer read the collection: one streaming watch, or a paged list. */
+  syncPath: string;
 }
 
 function gc(): void {
@@ -94,6 +98,7 @@ async function measure(server: string, variant: Variant, expected: number, idleM
     maxRss: process.resourceUsage().maxRSS * 1024,
     heapLimit: getHeapStatistics().heap_size_limit,
     errors,
+    syncPath: informer.lastSyncPath ?? 'none',
   };
   await informer.stop();
   client.close();

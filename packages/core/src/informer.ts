@@ -2,6 +2,11 @@
  * Informer: a local, eventually consistent copy of one collection, kept by list-then-watch.
  *
  * Guarantees:
+ * - the initial sync (and every relist) streams where the transport and server allow it: one
+ *   watch that delivers the current objects one by one (`sendInitialEvents`, KEP-3157), each
+ *   transformed as it arrives, complete at the `k8s.io/initial-events-end` bookmark; where the
+ *   server refuses that, a paged list; a stream that breaks before that bookmark counts for
+ *   nothing and is retried with backoff, so the store never takes a partial list;
  * - it never stalls silently: a watch that delivers nothing, not even a bookmark, for
  *   `watchdogMs` is abandoned and reopened from the last resourceVersion (also when the
  *   transport ignores the abort), and a watch that cannot be opened is retried with jittered
@@ -18,7 +23,7 @@ import pRetry from 'p-retry';
 import { isGone, type KubeClient } from './client.js';
 import { silentLogger, type Logger } from './log.js';
 import { Store, objectKey, type KubeObject } from './store.js';
-import { kubeListWatch, type ListWatchTransport, type WatchEvent } from './watch.js';
+import { isInitialEventsEnd, kubeListWatch, refusesStreamingList, type ListWatchTransport, type WatchEvent } from './watch.js';
 
 export interface InformerOptions<T> {
   /** Needed unless `transport` is given. */
@@ -38,7 +43,15 @@ export interface InformerOptions<T> {
   transport?: ListWatchTransport<T>;
   /** Reconnect backoff: first delay and cap, before jitter (x1..2); default 800 ms and 30 s. */
   backoff?: { minMs?: number; maxMs?: number };
+  /**
+   * How to (re)list: `stream` (default) uses the transport's streaming list and falls back to a
+   * paged list when the server refuses it; `list` always pages.
+   */
+  initialSync?: SyncPath;
 }
+
+/** How a sync read the collection: one streaming watch, or a paged list. */
+export type SyncPath = 'stream' | 'list';
 
 export type InformerEvents<T> = {
   add: [T];
@@ -72,6 +85,20 @@ export function stripManagedFields<T extends KubeObject>(obj: T): T {
   return { ...obj, metadata };
 }
 
+/** The objects of a streaming list gathered so far, transformed, by key; stored only once complete. */
+class PendingList<T extends KubeObject> {
+  readonly objects = new Map<string, T>();
+  complete = false;
+}
+
+/** A stream sent a plain bookmark before the end of its initial events: the server ignored `sendInitialEvents`. */
+class NotStreamingError extends Error {
+  constructor(name: string) {
+    super(`watch ${name}: the server sent no initial-events-end bookmark; it does not serve streaming lists`);
+    this.name = 'NotStreamingError';
+  }
+}
+
 export class Informer<T extends KubeObject> extends EventEmitter<InformerEvents<T>> {
   readonly store = new Store<T>();
   readonly name: string;
@@ -81,6 +108,8 @@ export class Informer<T extends KubeObject> extends EventEmitter<InformerEvents<
   private readonly log: Logger;
   private readonly minBackoffMs: number;
   private readonly maxBackoffMs: number;
+  private readonly syncPath: SyncPath;
+  private lastSync: SyncPath | undefined;
   private rv = '';
   private needList = true;
   private relistReason = '';
@@ -104,6 +133,12 @@ export class Informer<T extends KubeObject> extends EventEmitter<InformerEvents<
     this.log = (opts.logger ?? silentLogger()).child({ informer: this.name });
     this.minBackoffMs = opts.backoff?.minMs ?? 800;
     this.maxBackoffMs = opts.backoff?.maxMs ?? 30_000;
+    this.syncPath = opts.initialSync ?? 'stream';
+  }
+
+  /** How the last (re)list read the collection; undefined before the first sync. */
+  get lastSyncPath(): SyncPath | undefined {
+    return this.lastSync;
   }
 
   /** The resourceVersion the next watch resumes from. */
@@ -174,12 +209,29 @@ export class Informer<T extends KubeObject> extends EventEmitter<InformerEvents<
   }
 
   /**
-   * One list (when needed) and one watch. Resolves when the next cycle should start at once
+   * One (re)list when needed, streamed or paged, and one watch. Resolves when the next cycle should start at once
    * (the watch made progress, or the server asked for a relist); throws to back off.
    */
   private async cycle(signal: AbortSignal): Promise<void> {
+    if (this.needList && this.syncPath === 'stream' && this.transport.watchList) return this.streamOnce(signal);
     if (this.needList) await this.relist(signal);
-    const { progressed, error } = await this.watchOnce(signal);
+    return this.settle(await this.watchOnce(signal), signal);
+  }
+
+  /** A streaming list and the watch it becomes; a refusal falls back to paging at once. */
+  private async streamOnce(signal: AbortSignal): Promise<void> {
+    const pending = new PendingList<T>();
+    const outcome = await this.watchOnce(signal, pending);
+    if (signal.aborted || pending.complete) return this.settle(outcome, signal);
+    if (refusesStreamingList(outcome.error) || outcome.error instanceof NotStreamingError) {
+      this.log.info({ err: outcome.error }, 'the server does not serve streaming lists; listing in pages');
+      await this.relist(signal);
+      return this.settle(await this.watchOnce(signal), signal);
+    }
+    throw outcome.error ?? new Error(`watch ${this.name}: the stream ended before its initial events were complete`);
+  }
+
+  private settle({ progressed, error }: { progressed: boolean; error?: Error }, signal: AbortSignal): void {
     if (signal.aborted) return;
     if (error && isGone(error)) {
       this.needList = true;
@@ -198,61 +250,88 @@ export class Informer<T extends KubeObject> extends EventEmitter<InformerEvents<
   }
 
   private async relist(signal: AbortSignal): Promise<void> {
-    const { items: objects, resourceVersion } = await this.transport.list(signal, (obj) => this.applyTransform(obj));
+    const { items, resourceVersion } = await this.transport.list(signal, (obj) => this.applyTransform(obj));
+    this.replaceAll(items, resourceVersion, 'list');
+  }
+
+  /** Makes the store hold exactly what a list or a stream read, emitting what changed. */
+  private replaceAll(objects: Iterable<T>, resourceVersion: string, path: SyncPath): void {
     const diff = this.store.replace(objects);
     this.rv = resourceVersion;
     this.needList = false;
+    this.lastSync = path;
     for (const obj of diff.added) this.safeEmit('add', obj);
     for (const { old, obj } of diff.updated) this.safeEmit('update', obj, old);
     for (const obj of diff.deleted) this.safeEmit('delete', obj);
     if (!this.synced) {
       this.synced = true;
-      this.log.info({ objects: this.store.size, resourceVersion }, 'synced');
+      this.log.info({ objects: this.store.size, resourceVersion, path }, 'synced');
       this.safeEmit('synced');
     } else {
       const reason = this.relistReason || 'relist';
-      this.log.info({ reason, added: diff.added.length, updated: diff.updated.length, deleted: diff.deleted.length }, 'relisted');
+      this.log.info({ reason, path, added: diff.added.length, updated: diff.updated.length, deleted: diff.deleted.length }, 'relisted');
       this.safeEmit('relist', reason);
     }
     this.relistReason = '';
   }
 
-  /** Consumes one watch until it ends, fails or stalls; never throws. */
-  private async watchOnce(signal: AbortSignal): Promise<{ progressed: boolean; error?: Error }> {
+  /**
+   * Consumes one watch until it ends, fails or stalls; never throws. With `pending`, the watch
+   * is a streaming list: nothing counts as progress until its initial events are complete.
+   */
+  private async watchOnce(signal: AbortSignal, pending?: PendingList<T>): Promise<{ progressed: boolean; error?: Error }> {
     // Stopped during the list (e.g. by an event handler): the abort listener below would never fire.
     if (signal.aborted) return { progressed: false, error: asError(signal.reason) };
     const watch = new AbortController();
     let stalled: StalledWatchError | undefined;
     let timer: NodeJS.Timeout | undefined;
-    let wake: (() => void) | undefined;
-    const abandoned = new Promise<void>((resolve) => (wake = resolve));
+    // Abandoning wakes only the step being awaited: racing each step against one long-lived
+    // promise would chain every event to it, keeping each one alive for as long as the watch.
+    let abandoned = false;
+    let wake: ((step: undefined) => void) | undefined;
+    const abandon = (): void => {
+      abandoned = true;
+      wake?.(undefined);
+    };
     const arm = (): void => {
       clearTimeout(timer);
       timer = setTimeout(() => {
         stalled = new StalledWatchError(this.name, this.watchdogMs);
         watch.abort(stalled);
-        wake?.();
+        abandon();
       }, this.watchdogMs);
     };
     const onStop = (): void => {
       watch.abort(signal.reason);
-      wake?.();
+      abandon();
     };
     signal.addEventListener('abort', onStop, { once: true });
     let progressed = false;
     let iterator: AsyncIterator<WatchEvent<T>> | undefined;
     try {
       arm();
-      iterator = this.transport.watch(this.rv, watch.signal)[Symbol.asyncIterator]();
+      const events = pending && this.transport.watchList ? this.transport.watchList(watch.signal) : this.transport.watch(this.rv, watch.signal);
+      iterator = events[Symbol.asyncIterator]();
       for (;;) {
         const next = iterator.next();
         next.catch(noop);
-        const step = await Promise.race([next, abandoned.then(() => undefined)]);
+        const step = abandoned
+          ? undefined
+          : await new Promise<IteratorResult<WatchEvent<T>> | undefined>((resolve, reject) => {
+              wake = resolve;
+              next.then(resolve, reject);
+            });
+        wake = undefined;
         if (step === undefined || watch.signal.aborted) break;
         if (step.done) return { progressed };
         arm();
-        progressed = true;
-        this.apply(step.value);
+        if (pending && !pending.complete) {
+          this.gather(pending, step.value);
+          progressed = pending.complete;
+        } else {
+          progressed = true;
+          this.apply(step.value);
+        }
       }
       return { progressed, error: stalled ?? asError(signal.reason) };
     } catch (err) {
@@ -263,6 +342,29 @@ export class Informer<T extends KubeObject> extends EventEmitter<InformerEvents<
       if (!watch.signal.aborted) watch.abort(new Error('watch finished'));
       // Do not wait: a transport that ignores the abort must not hold the informer.
       iterator?.return?.().catch(noop);
+    }
+  }
+
+  /** One event of a streaming list's initial phase; the end bookmark makes the list the store. */
+  private gather(pending: PendingList<T>, event: WatchEvent<T>): void {
+    switch (event.type) {
+      case 'ADDED':
+      case 'MODIFIED': {
+        const obj = this.applyTransform(event.object);
+        pending.objects.set(objectKey(obj), obj);
+        return;
+      }
+      case 'DELETED':
+        pending.objects.delete(objectKey(event.object));
+        return;
+      case 'BOOKMARK':
+        if (!isInitialEventsEnd(event)) throw new NotStreamingError(this.name);
+        pending.complete = true;
+        this.replaceAll(pending.objects.values(), event.object?.metadata?.resourceVersion ?? '', 'stream');
+        pending.objects.clear();
+        return;
+      default:
+        return;
     }
   }
 

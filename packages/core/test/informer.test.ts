@@ -1,18 +1,22 @@
 import assert from 'node:assert/strict';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { describe, it, afterEach } from 'mocha';
 import { Informer, StalledWatchError, stripManagedFields } from '../src/informer.js';
-import { FakeTransport, bookmark, obj, type TestObject } from './support/fake-transport.js';
+import { ApiError } from '../src/client.js';
+import { FakeTransport, bookmark, initialEventsEnd, obj, type TestObject } from './support/fake-transport.js';
 import { until } from './support/until.js';
 
 const running: Informer<TestObject>[] = [];
 
-function informer(transport: FakeTransport, opts: { watchdogMs?: number; transform?: (o: TestObject) => TestObject } = {}) {
+function informer(transport: FakeTransport, opts: { watchdogMs?: number; transform?: (o: TestObject) => TestObject; initialSync?: 'stream' | 'list' } = {}) {
   const inf = new Informer<TestObject>({
     path: '/api/v1/things',
     transport,
     watchdogMs: opts.watchdogMs ?? 5_000,
     transform: opts.transform,
     backoff: { minMs: 1, maxMs: 5 },
+    initialSync: opts.initialSync,
   });
   running.push(inf);
   return inf;
@@ -100,6 +104,156 @@ describe('Informer: list then watch', () => {
     w.push({ type: 'ADDED', object: obj('b', '3') });
     await until(() => inf.store.size === 2);
     assert.equal(t.watches.length, 1);
+  });
+});
+
+describe('Informer: streaming list (sendInitialEvents)', () => {
+  it('syncs from the initial events at the end bookmark, without a list, and keeps watching on the same stream', async () => {
+    const t = new FakeTransport({ streaming: true });
+    const inf = informer(t);
+    const seen = record(inf);
+    inf.start();
+    const s = await t.watchNo(1);
+    assert.equal(s.streamingList, true);
+    s.push({ type: 'ADDED', object: obj('a', '5') });
+    s.push({ type: 'ADDED', object: obj('b', '6') });
+    await new Promise((r) => setTimeout(r, 10));
+    assert.equal(inf.hasSynced(), false, 'not synced before the end bookmark');
+    assert.equal(inf.store.size, 0, 'the store takes the list only once it is complete');
+    s.push(initialEventsEnd('10'));
+    await inf.waitForSync();
+    assert.deepEqual(seen, ['add a@5', 'add b@6']);
+    assert.equal(inf.resourceVersion, '10');
+    assert.equal(inf.lastSyncPath, 'stream');
+    s.push({ type: 'MODIFIED', object: obj('a', '11', 'x') });
+    await until(() => seen.length === 3);
+    assert.equal(seen[2], 'update a@5->11');
+    assert.equal(t.listCalls, 0);
+    assert.equal(t.watches.length, 1);
+  });
+
+  it('transforms each object as it arrives, before the list is complete', async () => {
+    const t = new FakeTransport({ streaming: true });
+    const transformed: string[] = [];
+    const inf = informer(t, { transform: (o) => (transformed.push(o.metadata?.name ?? ''), { metadata: o.metadata }) });
+    inf.start();
+    const s = await t.watchNo(1);
+    s.push({ type: 'ADDED', object: obj('a', '5') });
+    await until(() => transformed.length === 1);
+    assert.equal(inf.hasSynced(), false);
+    s.push(initialEventsEnd('10'));
+    await inf.waitForSync();
+    assert.equal(inf.store.get('ns/a')?.spec, undefined);
+  });
+
+  it('falls back to a paged list when the server refuses streaming (422), then watches from the list', async () => {
+    const t = new FakeTransport({ streaming: true });
+    t.lists = [{ items: [obj('a', '5')], resourceVersion: '10' }];
+    const inf = informer(t);
+    const errors: Error[] = [];
+    inf.on('error', (e) => errors.push(e));
+    inf.start();
+    (await t.watchNo(1)).fail(new ApiError(422, 'Invalid', 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled', undefined));
+    await inf.waitForSync();
+    const w = await t.watchNo(2);
+    assert.equal(w.streamingList, false);
+    assert.equal(w.rv, '10');
+    assert.equal(inf.lastSyncPath, 'list');
+    assert.deepEqual(inf.store.keys(), ['ns/a']);
+    assert.deepEqual(errors, [], 'a refusal is a capability, not an error');
+  });
+
+  it('falls back to a paged list when the server ignores sendInitialEvents (a bookmark without the end annotation)', async () => {
+    const t = new FakeTransport({ streaming: true });
+    t.lists = [{ items: [obj('a', '5'), obj('b', '6')], resourceVersion: '10' }];
+    const inf = informer(t);
+    inf.start();
+    const s = await t.watchNo(1);
+    s.push({ type: 'ADDED', object: obj('a', '5') });
+    s.push(bookmark('7'));
+    await inf.waitForSync();
+    assert.equal(inf.lastSyncPath, 'list');
+    assert.equal(inf.store.size, 2);
+  });
+
+  it('pages when told to, without trying to stream', async () => {
+    const t = new FakeTransport({ streaming: true });
+    t.lists = [{ items: [obj('a', '5')], resourceVersion: '10' }];
+    const inf = informer(t, { initialSync: 'list' });
+    inf.start();
+    await inf.waitForSync();
+    assert.equal((await t.watchNo(1)).streamingList, false);
+    assert.equal(t.listCalls, 1);
+  });
+
+  it('discards a stream that breaks before its end bookmark and streams again after a backoff', async () => {
+    const t = new FakeTransport({ streaming: true });
+    const inf = informer(t);
+    const seen = record(inf);
+    const errors: Error[] = [];
+    inf.on('error', (e) => errors.push(e));
+    inf.start();
+    const s1 = await t.watchNo(1);
+    s1.push({ type: 'ADDED', object: obj('gone-meanwhile', '4') });
+    s1.fail(new Error('connection reset'));
+    const s2 = await t.watchNo(2);
+    assert.equal(s2.streamingList, true);
+    assert.equal(inf.store.size, 0);
+    s2.push({ type: 'ADDED', object: obj('a', '5') });
+    s2.push(initialEventsEnd('10'));
+    await inf.waitForSync();
+    assert.deepEqual(seen, ['add a@5']);
+    assert.equal(errors.length, 1);
+    assert.equal(t.listCalls, 0, 'a broken stream is not a refusal');
+  });
+
+  it('treats a stream that ends cleanly before its end bookmark as incomplete', async () => {
+    const t = new FakeTransport({ streaming: true });
+    const inf = informer(t);
+    inf.start();
+    const s1 = await t.watchNo(1);
+    s1.push({ type: 'ADDED', object: obj('a', '5') });
+    s1.end();
+    const s2 = await t.watchNo(2);
+    assert.equal(inf.hasSynced(), false);
+    assert.equal(s2.streamingList, true);
+  });
+
+  it('after a 410 during the initial events, streams the whole list again', async () => {
+    const t = new FakeTransport({ streaming: true });
+    const inf = informer(t);
+    inf.start();
+    const s1 = await t.watchNo(1);
+    s1.push({ type: 'ADDED', object: obj('a', '5') });
+    s1.gone();
+    const s2 = await t.watchNo(2);
+    assert.equal(s2.streamingList, true);
+    s2.push({ type: 'ADDED', object: obj('b', '8') });
+    s2.push(initialEventsEnd('12'));
+    await inf.waitForSync();
+    assert.deepEqual(inf.store.keys(), ['ns/b']);
+    assert.equal(t.listCalls, 0);
+  });
+
+  it('relists by streaming after a 410 on the watch: deletes, updates and adds from the difference', async () => {
+    const t = new FakeTransport({ streaming: true });
+    const inf = informer(t);
+    const seen = record(inf);
+    inf.start();
+    const s1 = await t.watchNo(1);
+    for (const o of [obj('keep', '5'), obj('change', '6'), obj('vanish', '7')]) s1.push({ type: 'ADDED', object: o });
+    s1.push(initialEventsEnd('10'));
+    await inf.waitForSync();
+    seen.length = 0;
+    s1.gone();
+    const s2 = await t.watchNo(2);
+    assert.equal(s2.streamingList, true);
+    for (const o of [obj('keep', '5'), obj('change', '20'), obj('new', '21')]) s2.push({ type: 'ADDED', object: o });
+    s2.push(initialEventsEnd('30'));
+    await until(() => seen.length === 4);
+    assert.deepEqual(seen.slice(0, 3).sort(), ['add new@21', 'delete vanish@7', 'update change@6->20']);
+    assert.match(seen[3] ?? '', /^relist .*410/);
+    assert.equal(inf.resourceVersion, '30');
   });
 });
 
@@ -240,6 +394,34 @@ describe('Informer: lifecycle', () => {
     assert.equal(inf.hasSynced(), false);
   });
 });
+
+describe('Informer: memory', () => {
+  it('keeps no watch event alive once it is applied (but the latest, which the stream may still hold): only its transformed object is cached', async () => {
+    const collect = collector();
+    const t = new FakeTransport();
+    t.lists = [{ items: [], resourceVersion: '1' }];
+    const inf = informer(t, { transform: (o) => ({ metadata: o.metadata }) });
+    inf.start();
+    const w = await t.watchNo(1);
+    const refs: WeakRef<object>[] = [];
+    for (let i = 0; i < 20; i++) {
+      const event = { type: 'ADDED' as const, object: obj(`o${i}`, String(i + 2)) };
+      refs.push(new WeakRef(event.object));
+      w.push(event);
+    }
+    await until(() => inf.store.size === 20);
+    await new Promise((r) => setTimeout(r, 10));
+    collect();
+    const alive = refs.slice(0, -1).filter((r) => r.deref() !== undefined).length;
+    assert.equal(alive, 0, 'the original events were collected while the watch stays open');
+  });
+});
+
+/** A full garbage collection, from tests run without --expose-gc. */
+function collector(): () => void {
+  v8.setFlagsFromString('--expose-gc');
+  return vm.runInNewContext('gc') as () => void;
+}
 
 describe('stripManagedFields', () => {
   it('drops metadata.managedFields and keeps the rest', () => {

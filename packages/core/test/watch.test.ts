@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
-import { isGone } from '../src/client.js';
-import type { KubeClient, Query } from '../src/client.js';
-import { kubeListWatch, lines, parseEvent } from '../src/watch.js';
+import { Readable } from 'node:stream';
+import { ApiError, isGone } from '../src/client.js';
+import type { KubeClient, Query, RequestOptions } from '../src/client.js';
+import { isInitialEventsEnd, kubeListWatch, lines, parseEvent, refusesStreamingList } from '../src/watch.js';
 
 async function collect(chunks: (string | Buffer)[]): Promise<string[]> {
   async function* source(): AsyncGenerator<string | Buffer> {
@@ -73,5 +74,41 @@ describe('paged list', () => {
     assert.deepEqual(calls, ['get ', 'each a', 'each b', 'get p2', 'each c']);
     assert.deepEqual(listed.items.map((o) => o.metadata?.name), ['A', 'B', 'C']);
     assert.equal(listed.resourceVersion, '9');
+  });
+});
+
+describe('streaming list', () => {
+  it('asks for the initial events from a consistent read, with bookmarks, and yields them then the end bookmark', async () => {
+    const asked: Query[] = [];
+    const body = [
+      { type: 'ADDED', object: { kind: 'Pod', apiVersion: 'v1', metadata: { name: 'a', resourceVersion: '5' } } },
+      { type: 'BOOKMARK', object: { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: '9', annotations: { 'k8s.io/initial-events-end': 'true' } } } },
+    ].map((e) => `${JSON.stringify(e)}\n`);
+    const client = {
+      stream: async (req: RequestOptions) => {
+        asked.push(req.query ?? {});
+        return Readable.from(body);
+      },
+    } as unknown as KubeClient;
+    const transport = kubeListWatch<{ metadata?: { name?: string } }>(client, { path: '/api/v1/pods', labelSelector: 'podlife.dev/managed=true' });
+    const events = [];
+    for await (const e of transport.watchList!(new AbortController().signal)) events.push(e);
+    assert.deepEqual(
+      { ...asked[0], timeoutSeconds: undefined },
+      { labelSelector: 'podlife.dev/managed=true', fieldSelector: undefined, watch: true, allowWatchBookmarks: true, resourceVersion: '', sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', timeoutSeconds: undefined },
+    );
+    assert.deepEqual(events.map((e) => e.type), ['ADDED', 'BOOKMARK']);
+    assert.equal(isInitialEventsEnd(events[0]!), false);
+    assert.equal(isInitialEventsEnd(events[1]!), true);
+  });
+
+  it('counts a client error as a refusal (422 while WatchList is off), but not 410, 429 or a server error', () => {
+    const err = (status: number): ApiError => new ApiError(status, 'x', 'x', undefined);
+    assert.equal(refusesStreamingList(err(422)), true);
+    assert.equal(refusesStreamingList(err(400)), true);
+    assert.equal(refusesStreamingList(err(410)), false);
+    assert.equal(refusesStreamingList(err(429)), false);
+    assert.equal(refusesStreamingList(err(500)), false);
+    assert.equal(refusesStreamingList(new Error('connection reset')), false);
   });
 });

@@ -1,4 +1,5 @@
 // A scripted ListWatchTransport: tests decide what each list returns and push watch events by hand.
+// With `{ streaming: true }` it also offers a streaming list, whose events tests push the same way.
 import type { ListResult, ListWatchTransport, WatchEvent } from '../../src/watch.js';
 import type { KubeObject } from '../../src/store.js';
 import { ApiError } from '../../src/client.js';
@@ -15,14 +16,22 @@ export function bookmark(rv: string): WatchEvent<TestObject> {
   return { type: 'BOOKMARK', object: { metadata: { resourceVersion: rv } } };
 }
 
+/** The bookmark that closes a streaming list's initial events. */
+export function initialEventsEnd(rv: string): WatchEvent<TestObject> {
+  return { type: 'BOOKMARK', object: { metadata: { resourceVersion: rv, annotations: { 'k8s.io/initial-events-end': 'true' } } } };
+}
+
 /** One watch stream; ignores aborts when `deaf` (to prove the watchdog does not rely on them). */
 export class FakeStream implements AsyncIterable<WatchEvent<TestObject>> {
   private readonly buffered: (WatchEvent<TestObject> | Error | 'end')[] = [];
   private waiter: ((v: WatchEvent<TestObject> | Error | 'end') => void) | undefined;
   readonly rv: string;
+  /** Opened as a streaming list rather than a watch from `rv`. */
+  readonly streamingList: boolean;
 
-  constructor(rv: string, signal: AbortSignal, deaf: boolean) {
+  constructor(rv: string, signal: AbortSignal, deaf: boolean, streamingList = false) {
     this.rv = rv;
+    this.streamingList = streamingList;
     if (!deaf) signal.addEventListener('abort', () => this.fail(new Error('aborted')), { once: true });
   }
 
@@ -64,6 +73,11 @@ export class FakeTransport implements ListWatchTransport<TestObject> {
   listCalls = 0;
   deaf = false;
   private watchWaiters: (() => void)[] = [];
+  watchList?: (signal: AbortSignal) => AsyncIterable<WatchEvent<TestObject>>;
+
+  constructor(opts: { streaming?: boolean } = {}) {
+    if (opts.streaming) this.watchList = (signal) => this.open(new FakeStream('', signal, this.deaf, true));
+  }
 
   async list(_signal: AbortSignal, each: (obj: TestObject) => TestObject): Promise<ListResult<TestObject>> {
     this.listCalls++;
@@ -74,7 +88,10 @@ export class FakeTransport implements ListWatchTransport<TestObject> {
   }
 
   watch(resourceVersion: string, signal: AbortSignal): AsyncIterable<WatchEvent<TestObject>> {
-    const stream = new FakeStream(resourceVersion, signal, this.deaf);
+    return this.open(new FakeStream(resourceVersion, signal, this.deaf));
+  }
+
+  private open(stream: FakeStream): FakeStream {
     this.watches.push(stream);
     const waiters = this.watchWaiters;
     this.watchWaiters = [];

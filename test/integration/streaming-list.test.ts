@@ -1,0 +1,302 @@
+/**
+ * The informer's initial sync against a real kube-apiserver: the streaming list
+ * (`sendInitialEvents`, KEP-3157) where the server serves it, the paged list where it refuses
+ * it (its WatchList feature turned off), and the two ways a stream can fail before its
+ * initial-events-end bookmark: the API server restarting, and 410 Gone when etcd compacts away
+ * the revision the stream is reading at.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describe, it, before, after } from 'mocha';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { ApiError, ContentType, Informer, resourcePath, stripManagedFields, type KubeClient } from '@podlife/core';
+import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const start = Date.now();
+  let lastErr: unknown;
+  while (Date.now() - start < timeoutMs) {
+    try {
+      if (await check()) return;
+    } catch (err) {
+      lastErr = err;
+    }
+    await sleep(100);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? ` (last error: ${String(lastErr)})` : ''}`);
+}
+
+async function retry<T>(fn: () => Promise<T>, attempts = 100): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (i >= attempts) throw err;
+      await sleep(200);
+    }
+  }
+}
+
+const cmPath = (namespace: string, name?: string): string => resourcePath({ version: 'v1', resource: 'configmaps', namespace, name });
+
+async function namespace(client: KubeClient): Promise<string> {
+  const name = `stream-${randomBytes(3).toString('hex')}`;
+  await client.create('/api/v1/namespaces', { metadata: { name } });
+  return name;
+}
+
+/** Creates `count` ConfigMaps, `concurrency` at a time, each carrying `bytes` of data. */
+async function createMany(client: KubeClient, ns: string, count: number, bytes = 10, concurrency = 16): Promise<void> {
+  const value = 'x'.repeat(bytes);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < count; i = next++) await retry(() => client.create(cmPath(ns), { metadata: { name: `cm-${i}` }, data: { value } }));
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
+async function serverState(client: KubeClient, ns: string): Promise<Map<string, string>> {
+  const list = await retry(() => client.get<{ items: V1ConfigMap[] }>(cmPath(ns)));
+  return new Map(list.items.map((cm) => [cm.metadata?.name ?? '', cm.metadata?.resourceVersion ?? '']));
+}
+
+async function expectStoreMatchesServer(client: KubeClient, ns: string, inf: Informer<V1ConfigMap>): Promise<void> {
+  await waitFor('the informer store to equal the server state', async () => {
+    const server = await serverState(client, ns);
+    const store = new Map(inf.store.list().map((cm) => [cm.metadata?.name ?? '', cm.metadata?.resourceVersion ?? '']));
+    return server.size === store.size && [...server].every(([k, v]) => store.get(k) === v);
+  });
+}
+
+/** Blocks the event loop for `ms`: a transform this slow makes the informer read the stream slowly. */
+function busy(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
+
+function informer(client: KubeClient, ns: string, transform: (cm: V1ConfigMap) => V1ConfigMap = stripManagedFields): Informer<V1ConfigMap> {
+  return new Informer<V1ConfigMap>({ client, path: cmPath(ns), transform, watchdogMs: 30_000, backoff: { minMs: 200, maxMs: 2_000 } });
+}
+
+describe('initial sync by streaming list, on a real API server (watch cache on, as in production)', function () {
+  let cp: ControlPlane;
+  before(async function () {
+    this.timeout(600_000);
+    cp = await startControlPlane();
+  });
+  after(async function () {
+    this.timeout(60_000);
+    await cp?.stop();
+  });
+
+  it('syncs from one stream, without a list request, then follows changes on it', async function () {
+    this.timeout(120_000);
+    const client = cp.client;
+    const ns = await namespace(client);
+    await createMany(client, ns, 50);
+    const inf = informer(client, ns);
+    const errors: Error[] = [];
+    inf.on('error', (err) => errors.push(err));
+    inf.start();
+    try {
+      await inf.waitForSync();
+      assert.equal(inf.lastSyncPath, 'stream');
+      assert.equal(inf.store.size, 50);
+      assert.equal(inf.store.get(`${ns}/cm-0`)?.kind, 'ConfigMap');
+      assert.equal(inf.store.get(`${ns}/cm-0`)?.metadata?.managedFields, undefined);
+      await client.patch(cmPath(ns, 'cm-1'), { data: { value: 'changed' } }, ContentType.MergePatch);
+      await client.delete(cmPath(ns, 'cm-2'));
+      await client.create(cmPath(ns), { metadata: { name: 'later' }, data: { value: '1' } });
+      await expectStoreMatchesServer(client, ns, inf);
+      assert.equal(inf.store.get(`${ns}/cm-1`)?.data?.['value'], 'changed');
+      assert.deepEqual(errors, []);
+    } finally {
+      await inf.stop();
+    }
+  });
+
+  it('an API server restart during the initial stream: the partial stream counts for nothing, the next one syncs exactly', async function () {
+    this.timeout(300_000);
+    const client = cp.client;
+    const ns = await namespace(client);
+    // 200 objects of 400 KiB: 80 MiB, more than loopback socket buffers hold (they grow to 32 MiB
+    // for the reader, 4 MiB for the writer), so the restart cuts the stream.
+    await createMany(client, ns, 200, 400 * 1024, 8);
+    let transformed = 0;
+    let slow = true;
+    let restarting: Promise<void> | undefined;
+    // Read slowly (50 ms an object, 10 s for them all) until the server has restarted.
+    const inf = informer(client, ns, (cm) => {
+      transformed++;
+      if (slow) busy(50);
+      if (transformed === 20) restarting = cp.restartApiServer().finally(() => (slow = false));
+      return stripManagedFields(cm);
+    });
+    const errors: Error[] = [];
+    const storeAtError: number[] = [];
+    inf.on('error', (err) => {
+      errors.push(err);
+      if (!inf.hasSynced()) storeAtError.push(inf.store.size);
+    });
+    inf.start();
+    try {
+      await waitFor('the restart to begin', () => restarting !== undefined);
+      await restarting;
+      await retry(() => client.delete(cmPath(ns, 'cm-0')));
+      await retry(() => client.create(cmPath(ns), { metadata: { name: 'during-restart' }, data: { value: '1' } }));
+      await waitFor('sync', () => inf.hasSynced(), 120_000);
+      assert.equal(inf.lastSyncPath, 'stream');
+      assert.ok(storeAtError.length >= 1, 'the broken stream was reported before the sync');
+      assert.deepEqual(new Set(storeAtError), new Set([0]), 'nothing from the broken stream reached the store');
+      assert.ok(transformed > 200, `the stream was read again from the start (${transformed} objects transformed)`);
+      await expectStoreMatchesServer(client, ns, inf);
+    } finally {
+      await inf.stop();
+    }
+  });
+
+  it('relists by streaming when a watch resumes from a compacted resourceVersion (410)', async function () {
+    this.timeout(180_000);
+    const client = cp.client;
+    const ns = await namespace(client);
+    await createMany(client, ns, 3);
+    const inf = informer(client, ns);
+    inf.start();
+    await inf.waitForSync();
+    await inf.stop();
+    await client.delete(cmPath(ns, 'cm-0'));
+    await client.create(cmPath(ns), { metadata: { name: 'new' }, data: { value: '1' } });
+    const other = await namespace(client);
+    await createMany(client, other, 20);
+    await cp.compactEtcd();
+    await cp.restartApiServer();
+    const relists: string[] = [];
+    const seen: string[] = [];
+    inf.on('relist', (reason) => relists.push(reason));
+    inf.on('add', (cm) => seen.push(`add ${cm.metadata?.name}`));
+    inf.on('delete', (cm) => seen.push(`delete ${cm.metadata?.name}`));
+    inf.start();
+    try {
+      await waitFor('a relist', () => relists.length > 0);
+      assert.match(relists[0] ?? '', /410/);
+      assert.equal(inf.lastSyncPath, 'stream');
+      assert.deepEqual(seen.sort(), ['add new', 'delete cm-0']);
+      await expectStoreMatchesServer(client, ns, inf);
+    } finally {
+      await inf.stop();
+    }
+  });
+});
+
+describe('410 Gone during the initial stream (watch cache off: the stream reads etcd in pages of 10,000)', function () {
+  let cp: ControlPlane;
+  before(async function () {
+    this.timeout(600_000);
+    cp = await startControlPlane({ watchCache: false });
+  });
+  after(async function () {
+    this.timeout(60_000);
+    await cp?.stop();
+  });
+
+  it('discards the partial stream and streams again from a fresh read', async function () {
+    this.timeout(600_000);
+    const client = cp.client;
+    const ns = await namespace(client);
+    const total = 10_100;
+    await createMany(client, ns, total, 10, 32);
+    let transformed = 0;
+    let slow = true;
+    let compacting: Promise<void> | undefined;
+    const inf = informer(client, ns, (cm) => {
+      transformed++;
+      if (slow) busy(1);
+      return stripManagedFields(cm);
+    });
+    const errors: Error[] = [];
+    inf.on('error', (err) => errors.push(err));
+    inf.start();
+    try {
+      // While the reader is slow, the server is still on its first etcd page: move etcd's
+      // revision on and compact it, so the second page (read at the first page's revision) is gone.
+      await waitFor('the stream to start', () => transformed >= 50);
+      compacting = (async () => {
+        await client.create(cmPath(ns), { metadata: { name: 'moves-the-revision' }, data: { value: '1' } });
+        await cp.compactEtcd();
+      })();
+      await compacting;
+      await waitFor('a 410 before the sync', () => errors.some((e) => e instanceof ApiError && e.status === 410), 300_000);
+      assert.equal(inf.hasSynced(), false, 'the 410 came before the initial-events-end bookmark');
+      slow = false;
+      await waitFor('sync', () => inf.hasSynced(), 120_000);
+      assert.equal(inf.lastSyncPath, 'stream');
+      assert.equal(inf.store.size, total + 1);
+      await expectStoreMatchesServer(client, ns, inf);
+    } finally {
+      await inf.stop();
+    }
+  });
+});
+
+describe('initial sync by paged list, where the API server refuses streaming (WatchList off)', function () {
+  let cp: ControlPlane;
+  before(async function () {
+    this.timeout(600_000);
+    cp = await startControlPlane({ apiServerArgs: ['--feature-gates=WatchList=false'] });
+  });
+  after(async function () {
+    this.timeout(60_000);
+    await cp?.stop();
+  });
+
+  it('falls back to the paged list without reporting an error, then follows changes', async function () {
+    this.timeout(120_000);
+    const client = cp.client;
+    const ns = await namespace(client);
+    await createMany(client, ns, 30);
+    const inf = informer(client, ns);
+    const errors: Error[] = [];
+    inf.on('error', (err) => errors.push(err));
+    inf.start();
+    try {
+      await inf.waitForSync();
+      assert.equal(inf.lastSyncPath, 'list');
+      assert.equal(inf.store.size, 30);
+      await client.patch(cmPath(ns, 'cm-1'), { data: { value: 'changed' } }, ContentType.MergePatch);
+      await client.delete(cmPath(ns, 'cm-2'));
+      await expectStoreMatchesServer(client, ns, inf);
+      assert.deepEqual(errors, []);
+    } finally {
+      await inf.stop();
+    }
+  });
+
+  it('relists in pages after a 410, replaying what it missed', async function () {
+    this.timeout(180_000);
+    const client = cp.client;
+    const ns = await namespace(client);
+    await createMany(client, ns, 3);
+    const inf = informer(client, ns);
+    inf.start();
+    await inf.waitForSync();
+    await inf.stop();
+    await client.delete(cmPath(ns, 'cm-0'));
+    const other = await namespace(client);
+    await createMany(client, other, 20);
+    await cp.compactEtcd();
+    await cp.restartApiServer();
+    const relists: string[] = [];
+    inf.on('relist', (reason) => relists.push(reason));
+    inf.start();
+    try {
+      await waitFor('a relist', () => relists.length > 0);
+      assert.match(relists[0] ?? '', /410/);
+      assert.equal(inf.lastSyncPath, 'list');
+      await expectStoreMatchesServer(client, ns, inf);
+    } finally {
+      await inf.stop();
+    }
+  });
+});
