@@ -256,6 +256,21 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
     for (const name of [ns, nsEphemeral]) await cp.client.create('/api/v1/namespaces', { metadata: { name } });
   });
 
+  // A failure prints what the cluster saw: the last minute of Events and the kubelet's last words.
+  afterEach(async function () {
+    if (this.currentTest?.state !== 'failed') return;
+    const since = Date.now() - 60_000;
+    for (const namespace of [ns, nsEphemeral]) {
+      const list = await cp.client.get<{ items: { eventTime?: string; deprecatedLastTimestamp?: string; regarding?: { name?: string }; reason?: string; note?: string; reportingController?: string }[] }>(
+        resourcePath({ group: 'events.k8s.io', version: 'v1', resource: 'events', namespace }),
+      );
+      const at = (e: (typeof list.items)[number]) => Date.parse(e.eventTime ?? e.deprecatedLastTimestamp ?? '') || 0;
+      const recent = list.items.filter((e) => at(e) >= since).sort((a, b) => at(a) - at(b));
+      console.log(recent.map((e) => `      ${new Date(at(e)).toISOString()} ${e.regarding?.name} ${e.reportingController} ${e.reason}: ${e.note}`).join('\n'));
+    }
+    console.log(node.kubeletLogTail(150).split('\n').filter((l) => /[Kk]ill|phase|SyncLoop (DELETE|REMOVE)|grace/i.test(l)).map((l) => `      ${l.slice(0, 400)}`).join('\n'));
+  });
+
   after(async () => {
     for (const app of apps) await app.stop();
     for (const name of [ns, nsEphemeral]) await cp?.client.delete(`/api/v1/namespaces/${name}`).catch(() => undefined);

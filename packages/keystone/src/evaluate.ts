@@ -207,6 +207,9 @@ function endLeftovers(pod: V1Pod, options: EvaluateOptions): DeleteDecision | un
   if (reading.kind !== 'valid') return undefined;
   const inProgress = findCondition(pod.status?.conditions, ConditionType.SidecarsStopped)?.status === 'False';
   if (reading.lifecycle.completion !== 'phase' && !inProgress) return undefined;
+  // Not before the Job has counted the recorded result: until then the kubelet could still
+  // report the killed containers' view (a Failed phase) and the Job would count that instead.
+  if (awaitsJobCount(pod)) return undefined;
   return {
     action: 'delete',
     rule: reading.lifecycle.keystones.length > 0 ? 'K' : 'S',
@@ -215,6 +218,15 @@ function endLeftovers(pod: V1Pod, options: EvaluateOptions): DeleteDecision | un
     gracePeriodSeconds: pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS,
     updates: NO_UPDATES,
   };
+}
+
+/** The Job controller's finalizer: present until the Job has counted the pod's result. */
+export const JOB_TRACKING_FINALIZER = 'batch.kubernetes.io/job-tracking';
+
+/** True while a Job has yet to count this pod (its tracking finalizer is still on it). */
+export function awaitsJobCount(pod: V1Pod): boolean {
+  const finalizers = pod.metadata?.finalizers;
+  return Array.isArray(finalizers) && finalizers.includes(JOB_TRACKING_FINALIZER);
 }
 
 /** What is left of a budget that started at `firedAtMs`, in whole seconds, at least 1 (0 would force-delete). */

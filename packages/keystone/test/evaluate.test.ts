@@ -238,6 +238,14 @@ describe('evaluatePod', () => {
       },
     ]);
 
+    it('waits while a Job has yet to count the recorded result (its tracking finalizer), then deletes', () => {
+      const p = byPhase().phase('Succeeded').build();
+      p.metadata!.finalizers = ['batch.kubernetes.io/job-tracking'];
+      assert.equal(summary(evaluatePod(p, { nowMs: T0 })), 'none:terminal');
+      p.metadata!.finalizers = [];
+      assert.equal(summary(evaluatePod(p, { nowMs: T0 })), 'delete:PhaseRecorded grace=20');
+    });
+
     it('names the container still running and the rule', () => {
       const d = run({ pod: byPhase().phase('Succeeded') });
       assert.equal(d.action === 'delete' && `${d.rule}:${d.trigger}`, 'S:proxy');

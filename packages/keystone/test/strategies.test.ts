@@ -273,6 +273,18 @@ describe('runStop: the stop sequence with budget and escalation', () => {
     assert.match(t.progress.at(-1)?.condition.message ?? '', /issued: worker, worker:KILL$/);
   });
 
+  it('an escalated Job pod gets its result recorded; the deletion waits for the Job to count it', async () => {
+    const { p, d } = decide(pod().container('app').sidecar('proxy').finished('app', 0, T0));
+    p.metadata!.finalizers = ['batch.kubernetes.io/job-tracking'];
+    const t = context({ proxy: 'never' });
+    let waits = 0;
+    await runStop(p, d, { ...t.ctx, waitForStopped: async () => waits++ > 0 });
+    assert.equal(t.pods.patchStatus.callCount, 1);
+    assert.equal(t.pods.deletePod.callCount, 0);
+    const escalated = t.reports.find((r) => r.kind === 'escalated');
+    assert.match(escalated?.kind === 'escalated' ? escalated.detail : '', /once its Job has counted it/);
+  });
+
   it('escalates at once when PID 1 has no handler for the signal, and says why', async () => {
     const { p, d } = decide(pod().container('app').sidecar('proxy').finished('app', 0, T0));
     const t = context({ proxy: 'never' });
@@ -370,6 +382,16 @@ describe('runDecision', () => {
     assert.equal(pods.patchStatus.firstCall.args[1].at(-1).value, 'Succeeded');
     assert.ok(pods.patchStatus.calledBefore(pods.deletePod));
     assert.equal(pods.deletePod.firstCall.args[1], 26);
+  });
+
+  it('leaves the deletion of a Job pod until the Job has counted the result', async () => {
+    const p = pod().container('app').sidecar('proxy').annotate('podlife.dev/completion', 'phase').finished('app', 0).build();
+    p.metadata!.finalizers = ['batch.kubernetes.io/job-tracking'];
+    const pods = podApi();
+    const r = await runDecision(p, evaluatePod(p, { nowMs: T0 }), { pods, now: () => T0, waitForStopped: async () => true });
+    assert.equal(r.ok, true);
+    assert.equal(pods.patchStatus.callCount, 1);
+    assert.equal(pods.deletePod.callCount, 0);
   });
 
   it('does not delete when the phase could not be recorded (retried on a fresh pod)', async () => {

@@ -251,7 +251,9 @@ export class KeystoneReconciler implements Reconciler {
       if (!set) this.waiters.set(key, (set = new Set()));
       const check = (): void => {
         const pod = this.current(key);
-        const gone = !pod || pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
+        // A recorded terminal phase hands the rest to the kubelet's termination (docs/adr/0101).
+        const phase = pod?.status?.phase;
+        const gone = !pod || (pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null) || phase === 'Succeeded' || phase === 'Failed';
         if (containerStopped(pod, container) || gone) finish(true);
         else if (stopNotReceivable(pod, container)) finish('no-handler');
         else if (this.now() >= untilMs || signal.aborted) finish(false);

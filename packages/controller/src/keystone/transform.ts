@@ -63,6 +63,8 @@ export function keepLifecycleFields(pod: V1Pod): V1Pod {
       ...identity,
       annotations: m.annotations,
       ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
+      // The Job's tracking finalizer says whether the Job has counted a result podlife recorded.
+      ...(m.finalizers ? { finalizers: m.finalizers } : {}),
       ...(m.labels ? { labels: m.labels } : {}),
     },
     spec: spec && {

@@ -23,7 +23,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { formatStopSpec, type StopSpec } from '../annotations.js';
 import type { KeystoneConfig } from '../config.js';
-import { DEFAULT_MIN_STAGE_MS, STILL_RUNNING, stageDeadline, type Decision, type StopDecision, type StopMethod, type StopStep } from '../evaluate.js';
+import { DEFAULT_MIN_STAGE_MS, STILL_RUNNING, awaitsJobCount, stageDeadline, type Decision, type StopDecision, type StopMethod, type StopStep } from '../evaluate.js';
 import {
   EventReason,
   stopFailedUpdate,
@@ -157,6 +157,8 @@ export async function runDecision(pod: V1Pod, decision: Decision, ctx: DispatchC
       const r = await markPhase(ctx.pods, pod, decision.phase);
       ctx.report?.({ kind: 'phase', ...r });
       if (r.outcome === 'failed') return { stopped: [], failed: [], ok: false };
+      // A Job pod is deleted once the Job has counted the result (evaluatePod's PhaseRecorded).
+      if (awaitsJobCount(pod)) return { stopped: [], failed: [], ok: true };
       const d = await deletePod(ctx.pods, pod, decision.gracePeriodSeconds);
       ctx.report?.({ kind: 'deleted', ...d });
       return { stopped: [], failed: [], ok: d.outcome !== 'failed' };
@@ -273,6 +275,8 @@ export async function runStop(pod: V1Pod, decision: StopDecision, ctx: DispatchC
 async function endThroughKubelet(pod: V1Pod, decision: StopDecision, budgetEnd: number, ctx: DispatchContext): Promise<ActionOutcome> {
   const phase = await markPhase(ctx.pods, pod, decision.result);
   if (phase.outcome === 'failed') return phase;
+  // A Job pod is deleted once the Job has counted the result (evaluatePod's PhaseRecorded).
+  if (awaitsJobCount(pod)) return { ...phase, detail: `${phase.detail}; the pod is deleted once its Job has counted it` };
   const grace = Math.max(1, Math.ceil((budgetEnd - ctx.now()) / 1000));
   const deleted = await deletePod(ctx.pods, pod, grace);
   return { ...deleted, detail: `${phase.detail}, then ${deleted.detail}` };
