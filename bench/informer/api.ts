@@ -14,7 +14,9 @@
  *   with 422, as by a server whose WatchList feature is off;
  * - `?watch=true` opens a watch that stays idle: headers at once, then only a BOOKMARK every
  *   `bookmarkMs`, until the client goes away;
- * - `rawBytes` is the total size of the pod items served in the first complete list or stream.
+ * - every `OPT_IN_EVERY`-th pod (5%) carries `podlife.dev/managed: "true"`, and a list or stream
+ *   with `labelSelector=podlife.dev/managed=true` serves only those, as the API server filters;
+ * - `rawBytes` is the total size of the pod items served in the first complete unfiltered list or stream.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,6 +30,24 @@ export interface FakePodApi {
 }
 
 const RESOURCE_VERSION = '2000000';
+
+/** One pod in this many opted in to podlife's cache (DESIGN 10: 5%). */
+export const OPT_IN_EVERY = 20;
+const MANAGED_SELECTOR = 'podlife.dev/managed=true';
+
+/** The pod at index `i`, labelled when it opted in. */
+function served(i: number): string {
+  const p = pod(i);
+  if (i % OPT_IN_EVERY === 0) p.metadata = { ...p.metadata, labels: { ...p.metadata?.labels, 'podlife.dev/managed': 'true' } };
+  return JSON.stringify(p);
+}
+
+/** How many pods a list selects, and the index of the n-th of them. */
+function selection(total: number, selector: string | null): { count: number; index: (n: number) => number } {
+  if (selector === MANAGED_SELECTOR) return { count: Math.ceil(total / OPT_IN_EVERY), index: (n) => n * OPT_IN_EVERY };
+  if (selector) throw new Error(`the fake API filters only by ${MANAGED_SELECTOR}, not ${selector}`);
+  return { count: total, index: (n) => n };
+}
 
 function continueToken(start: number): string {
   return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: Number(RESOURCE_VERSION), start: String(start) })).toString('base64url');
@@ -76,12 +96,14 @@ export function startFakePodApi(opts: { pods: number; bookmarkMs?: number; strea
     res.on('close', end);
   }
 
-  async function streamList(req: http.IncomingMessage, res: http.ServerResponse, total: number): Promise<void> {
+  async function streamList(req: http.IncomingMessage, res: http.ServerResponse, total: number, selector: string | null): Promise<void> {
     let gone = false;
     req.on('close', () => (gone = true));
-    for (let i = 0; i < total && !gone; i++) {
-      const item = JSON.stringify(pod(i));
-      count(i, item, total);
+    const { count: selected, index } = selection(total, selector);
+    for (let n = 0; n < selected && !gone; n++) {
+      const i = index(n);
+      const item = served(i);
+      if (!selector) count(i, item, total);
       const line = `{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1",${item.slice(1)}}\n`;
       if (!res.write(line)) await drained(res);
     }
@@ -108,23 +130,26 @@ export function startFakePodApi(opts: { pods: number; bookmarkMs?: number; strea
     if (url.searchParams.get('watch') === 'true') {
       res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
       res.flushHeaders();
-      if (streamingList) void streamList(req, res, total);
+      if (streamingList) void streamList(req, res, total, url.searchParams.get('labelSelector'));
       else idle(req, res);
       return;
     }
-    const limit = Number(url.searchParams.get('limit') ?? 0) || total;
+    const selector = url.searchParams.get('labelSelector');
+    const { count: selected, index } = selection(total, selector);
+    const limit = Number(url.searchParams.get('limit') ?? 0) || selected;
     const start = startOf(url.searchParams.get('continue'));
-    const end = Math.min(total, start + limit);
+    const end = Math.min(selected, start + limit);
     const items: string[] = [];
-    for (let i = start; i < end; i++) {
-      const item = JSON.stringify(pod(i));
+    for (let n = start; n < end; n++) {
+      const i = index(n);
+      const item = served(i);
       items.push(item);
-      if (!empty) count(i, item, total);
+      if (!empty && !selector) count(i, item, total);
     }
     const metadata: Record<string, unknown> = { resourceVersion: RESOURCE_VERSION };
-    if (end < total) {
+    if (end < selected) {
       metadata.continue = continueToken(end);
-      metadata.remainingItemCount = total - end;
+      metadata.remainingItemCount = selected - end;
     }
     const body = `{"kind":"PodList","apiVersion":"v1","metadata":${JSON.stringify(metadata)},"items":[${items.join(',')}]}`;
     res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });

@@ -14,7 +14,8 @@ import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { Informer, KubeClient } from '@podlife/core';
 import { TRANSFORMS, type TransformName } from './transforms.js';
 
-export type Variant = 'baseline' | TransformName;
+/** `optIn`: the lifecycle view of only the pods labelled podlife.dev/managed=true (DESIGN 3.7). */
+export type Variant = 'baseline' | TransformName | 'optIn';
 
 export interface Measurement {
   transform: Variant;
@@ -63,8 +64,9 @@ async function measure(server: string, variant: Variant, expected: number, idleM
   });
   const client = await KubeClient.fromKubeConfig(kc);
   const path = variant === 'baseline' ? '/api/v1/namespaces/empty/pods' : '/api/v1/pods';
-  const transform = variant === 'baseline' ? undefined : TRANSFORMS[variant];
-  const informer = new Informer<V1Pod>({ client, path, transform, name: `bench ${variant}` });
+  const transform = variant === 'baseline' ? undefined : TRANSFORMS[variant === 'optIn' ? 'lifecycleView' : variant];
+  const labelSelector = variant === 'optIn' ? 'podlife.dev/managed=true' : undefined;
+  const informer = new Informer<V1Pod>({ client, path, transform, labelSelector, name: `bench ${variant}` });
   const errors: string[] = [];
   informer.on('error', (err) => errors.push(err.message));
   let events = 0;
@@ -107,7 +109,7 @@ async function measure(server: string, variant: Variant, expected: number, idleM
 
 const [server, transform, expected, idleMs] = process.argv.slice(2);
 if (!server || !transform || expected === undefined || idleMs === undefined) {
-  console.error('usage: measure.ts <server-url> <baseline|none|stripManagedFields|lifecycleView> <expected-pods> <idle-ms>');
+  console.error('usage: measure.ts <server-url> <baseline|none|stripManagedFields|lifecycleView|optIn> <expected-pods> <idle-ms>');
   process.exit(2);
 }
 try {

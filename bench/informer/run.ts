@@ -4,7 +4,9 @@
  * lifecycle-controller view, against the raw JSON size of the same pods.
  *
  * Targets (DESIGN 10, lifecycle view at 150k pods): peak RSS during the initial sync <= 1.25x the
- * steady RSS; steady RSS <= 30% of the raw JSON; and < 1 GiB RSS with any transform.
+ * steady RSS; steady RSS <= 30% of the raw JSON; and < 1 GiB RSS with any transform. `optIn`
+ * (DESIGN 3.7): the lifecycle view of only the 5% of pods labelled podlife.dev/managed=true,
+ * RSS < 150 MiB, read against the empty-list process.
  *
  * How: this process serves generated pods on loopback as the API server would (a streaming list,
  * or with `--sync list` a 422 for it and a paged list, then an idle watch); each variant runs in
@@ -12,13 +14,13 @@
  * collects garbage and reports its memory. A baseline child syncs an empty list with the same
  * code loaded, so per-pod figures exclude the runtime itself.
  *
- *   tsx bench/informer/run.ts [--pods N] [--quick] [--variants none,stripManagedFields,lifecycleView] [--heap-mib M] [--sync stream|list]
+ *   tsx bench/informer/run.ts [--pods N] [--quick] [--variants none,stripManagedFields,lifecycleView,optIn] [--heap-mib M] [--sync stream|list]
  */
 import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startFakePodApi } from './api.js';
+import { OPT_IN_EVERY, startFakePodApi } from './api.js';
 import { pod } from './pods.js';
 import type { Measurement, Variant } from './measure.js';
 
@@ -30,7 +32,8 @@ const TARGET_RSS = 1024 ** 3;
 const TARGET_PEAK_OVER_STEADY = 1.25;
 const TARGET_STEADY_OVER_RAW = 0.3;
 const IDLE_MS = 10_000;
-const VARIANTS: Variant[] = ['baseline', 'none', 'stripManagedFields', 'lifecycleView'];
+const TARGET_OPT_IN_RSS = 150 * 1024 ** 2;
+const VARIANTS: Variant[] = ['baseline', 'none', 'stripManagedFields', 'lifecycleView', 'optIn'];
 
 type Sync = 'stream' | 'list';
 
@@ -61,7 +64,7 @@ function parseArgs(argv: string[]): { pods: number; variants: Variant[]; heapMiB
 }
 
 function runChild(server: string, variant: Variant, pods: number, heapMiB: number | undefined): Promise<Measurement> {
-  const expected = variant === 'baseline' ? 0 : pods;
+  const expected = variant === 'baseline' ? 0 : variant === 'optIn' ? Math.ceil(pods / OPT_IN_EVERY) : pods;
   return new Promise((resolvePromise, reject) => {
     const child = spawn(
       process.execPath,
@@ -124,10 +127,11 @@ async function main(): Promise<void> {
       rows.push(['(baseline: empty list)', m.syncPath, fmt(m.syncMs / 1000, 2), mib(m.maxRss), mib(m.rssAtSync), mib(m.rss), '', '', mib(m.heapUsed), '', '', '', '']);
       continue;
     }
-    const rssPerPod = (m.rss - base.rss) / pods;
-    const heapPerPod = (m.heapUsed - base.heapUsed) / pods;
+    // Per cached pod: the opt-in variant caches one pod in OPT_IN_EVERY.
+    const rssPerPod = (m.rss - base.rss) / m.pods;
+    const heapPerPod = (m.heapUsed - base.heapUsed) / m.pods;
     rows.push([
-      m.transform,
+      m.transform === 'optIn' ? `optIn (${fmt(m.pods)} labelled)` : m.transform,
       m.syncPath,
       fmt(m.syncMs / 1000, 2),
       mib(m.maxRss),
@@ -161,7 +165,8 @@ async function main(): Promise<void> {
     [
       'MiB unless marked. peak RSS: the process high-water mark. RSS at sync: after sync and full GCs. RSS idle: after',
       `${IDLE_MS / 1000} s more of idling (V8 returns free pages late) and full GCs; the B/pod, heap and verdict columns use it.`,
-      'B/pod excludes the baseline process; heap/raw = cached heap per pod over the pod\'s JSON size.',
+      'B/pod (per cached pod) excludes the baseline process; heap/raw = cached heap per pod over the pod\'s JSON size.',
+      `optIn: the lifecycleView of only the pods labelled podlife.dev/managed=true (1 in ${OPT_IN_EVERY}), selected by the API.`,
       'peak/idle = peak RSS over RSS idle (steady); idle/raw = RSS idle over the raw JSON of all the pods.',
       'The informer transforms each pod as it arrives (streaming) or each page (paged): no whole list of full pods is ever held.',
     ].join('\n'),
@@ -177,6 +182,18 @@ async function main(): Promise<void> {
     const m = results.find((r) => r.transform === variant);
     const verdict = !m ? `FAIL, ${failures.get(variant) ?? 'not measured'}` : `${m.rss < TARGET_RSS ? 'PASS' : 'FAIL'}, ${mib(m.rss)} MiB (peak ${mib(m.maxRss)} MiB)`;
     console.log(`target: ${fmt(FULL_PODS)} pods cached < 1 GiB RSS with a transform (${variant}): ${verdict}`);
+  }
+  const optIn = results.find((r) => r.transform === 'optIn');
+  if (variants.includes('optIn')) {
+    if (!optIn) console.log(`target: 5% opted in, RSS < 150 MiB: FAIL, ${failures.get('optIn') ?? 'not measured'}`);
+    else {
+      const above = optIn.rss - base.rss;
+      console.log(
+        `target: ${fmt(FULL_PODS)} pods, ${fmt(optIn.pods)} (5%) opted in, RSS < 150 MiB: process RSS ${mib(optIn.rss)} MiB ` +
+          `${optIn.rss < TARGET_OPT_IN_RSS ? 'PASS' : 'FAIL'}; above the empty-list floor (${mib(base.rss)} MiB) ${mib(above)} MiB ` +
+          `${above < TARGET_OPT_IN_RSS ? 'PASS' : 'FAIL'}; peak ${mib(optIn.maxRss)} MiB`,
+      );
+    }
   }
   if (!variants.includes('lifecycleView')) return;
   const view = results.find((r) => r.transform === 'lifecycleView');

@@ -87,6 +87,7 @@ export class ControllerApp {
       this.keystone = keystoneController(this.manager, {
         config: { ...config, namespaces },
         dryRun: flags.dryRun,
+        managedPodsOnly: flags.managedPodsOnly === true || config.managedPodsOnly === true,
         logger: opts.logger.child({ controller: 'keystone' }),
         kubeConfig: opts.kubeConfig,
         minStageMs: opts.minStageMs,

@@ -11,4 +11,5 @@ export * from './keystone/transform.js';
 export * from './keystone/metrics.js';
 export * from './keystone/reconciler.js';
 export * from './keystone/controller.js';
+export * from './keystone/unlabelled.js';
 export * from './app.js';

@@ -22,6 +22,7 @@ ephemeralContainer:
 keystoneLimit: 2
 defaultStrategy: ephemeral
 namespaces: [jobs, batch]
+managedPodsOnly: true
 `);
     assert.ok(result.ok);
     assert.deepEqual(result.config, {
@@ -30,6 +31,7 @@ namespaces: [jobs, batch]
       keystoneLimit: 2,
       defaultStrategy: 'ephemeral',
       namespaces: ['jobs', 'batch'],
+      managedPodsOnly: true,
     });
   });
 
@@ -60,6 +62,13 @@ ephemeralContainer:
     assert.deepEqual(problems(parseConfig('ephemeralContainer: { image: b, securityContext: { runAsUser: root } }')), ['ephemeralContainer.securityContext.runAsUser']);
     assert.deepEqual(problems(parseConfig('ephemeralContainer: { image: b, securityContext: { hostPID: true } }')), ['ephemeralContainer.securityContext.hostPID']);
     assert.deepEqual(problems(parseConfig('ephemeralContainer: { image: b, matchTargetUser: "yes" }')), ['ephemeralContainer.matchTargetUser']);
+  });
+
+  it('reads managedPodsOnly (default false) and names a value that is not a boolean', () => {
+    assert.equal(defaultConfig.managedPodsOnly, false);
+    const result = parseConfig('managedPodsOnly: true\n');
+    assert.ok(result.ok && result.config.managedPodsOnly === true);
+    assert.deepEqual(problems(parseConfig('managedPodsOnly: "yes"\n')), ['managedPodsOnly']);
   });
 
   it('names an unknown field instead of ignoring it', () => {

@@ -49,6 +49,11 @@ describe('podlife-controller flags', () => {
     assert.equal(flags.context, 'dev');
   });
 
+  it('watches every pod unless --managed-pods-only is given', () => {
+    assert.equal(ok(parseFlags([])).managedPodsOnly, false);
+    assert.equal(ok(parseFlags(['--managed-pods-only'])).managedPodsOnly, true);
+  });
+
   it('takes the Lease namespace from POD_NAMESPACE when not given', () => {
     assert.equal(ok(parseFlags([], { POD_NAMESPACE: 'ops' })).leaderElectionNamespace, 'ops');
   });

@@ -20,6 +20,11 @@ export interface RequestOptions {
   body?: unknown;
   /** Content-Type of the body; defaults to application/json. */
   contentType?: string;
+  /**
+   * Accept header; default application/json. E.g. `application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1`
+   * (`METADATA_LIST`) for a list of metadata only.
+   */
+  accept?: string;
   signal?: AbortSignal;
   /** Milliseconds before the request is abandoned; 0 means none (watches). Default 30 s. */
   timeoutMs?: number;
@@ -38,6 +43,9 @@ export class ApiError extends Error {
     this.body = body;
   }
 }
+
+/** Accept header asking a list for the objects' metadata only (the API server's PartialObjectMetadataList). */
+export const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 
 export function isNotFound(err: unknown): boolean {
   return err instanceof ApiError && err.status === 404;
@@ -157,7 +165,7 @@ export class KubeClient {
     const secure = this.server.protocol === 'https:';
     const payload =
       opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
-    const headers: http.OutgoingHttpHeaders = { ...(this.base.headers as http.OutgoingHttpHeaders | undefined), Accept: 'application/json' };
+    const headers: http.OutgoingHttpHeaders = { ...(this.base.headers as http.OutgoingHttpHeaders | undefined), Accept: opts.accept ?? 'application/json' };
     if (payload !== undefined) {
       headers['Content-Type'] = opts.contentType ?? 'application/json';
       headers['Content-Length'] = Buffer.byteLength(payload);

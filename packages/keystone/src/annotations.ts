@@ -27,6 +27,22 @@ export const Annotation = {
   Completion: 'podlife.dev/completion',
 } as const;
 
+/**
+ * The label that opts a pod into podlife's cache (DESIGN 3.7, ADR 0131): every helper that
+ * writes lifecycle annotations, and the webhook, set it; a controller run with
+ * `--managed-pods-only` lists and watches only pods that carry it.
+ */
+export const ManagedLabel = {
+  key: 'podlife.dev/managed',
+  value: 'true',
+  selector: 'podlife.dev/managed=true',
+} as const;
+
+/** True when the pod carries `podlife.dev/managed: "true"`. */
+export function hasManagedLabel(labels: Record<string, string> | null | undefined): boolean {
+  return labels?.[ManagedLabel.key] === ManagedLabel.value;
+}
+
 export type ContainerRole = 'keystone' | 'sidecar';
 export const CONTAINER_ROLES: readonly ContainerRole[] = ['keystone', 'sidecar'];
 

@@ -113,7 +113,7 @@ describe('admission edge cases', () => {
     assert.match(response.warnings?.[0] ?? '', /left unchanged/);
   });
 
-  it('offers no native-sidecar conversion on UPDATE (containers are immutable)', () => {
+  it('offers no native-sidecar conversion on UPDATE (containers are immutable), only the managed label', () => {
     const pod: V1Pod = {
       metadata: { annotations: { 'role.podlife.dev/proxy': 'sidecar', 'podlife.dev/native-sidecars': 'true' } },
       spec: { containers: [{ name: 'app' }, { name: 'proxy' }] },
@@ -121,7 +121,8 @@ describe('admission edge cases', () => {
     const body = review(pod);
     body.request.operation = 'UPDATE';
     const outcome = handleAdmissionReview(body, { mutate: lifecycleMutator(() => [node('v1.30.0')]) });
-    assert.equal((outcome as { review: AdmissionReviewOut }).review.response.patch, undefined);
+    const patch = (outcome as { review: AdmissionReviewOut }).review.response.patch ?? '';
+    assert.deepEqual(JSON.parse(Buffer.from(patch, 'base64').toString()), [{ op: 'add', path: '/metadata/labels', value: { 'podlife.dev/managed': 'true' } }]);
     body.request.operation = 'CREATE';
     const created = handleAdmissionReview(body, { mutate: lifecycleMutator(() => [node('v1.30.0')]) });
     assert.notEqual((created as { review: AdmissionReviewOut }).review.response.patch, undefined);

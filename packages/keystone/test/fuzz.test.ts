@@ -94,15 +94,17 @@ describe('fuzz: the admission handler, on whole AdmissionReviews', () => {
     );
   });
 
-  it('never patches a pod whose lifecycle annotations are invalid, nor on UPDATE', () => {
+  it('patches nothing but the managed label of a pod whose lifecycle annotations are invalid, or on UPDATE', () => {
     const mutate = lifecycleMutator(() => [node('v1.30.0')]);
     fc.assert(
       fc.property(podish, fc.constantFrom('CREATE', 'UPDATE'), (pod, operation) => {
         const outcome = handleAdmissionReview({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u', kind: { group: '', version: 'v1', kind: 'Pod' }, operation, object: pod } }, { mutate });
         const response = (outcome as { review?: AdmissionReviewOut }).review?.response;
         if (response?.patch === undefined) return;
-        assert.equal(operation, 'CREATE');
-        assert.equal(readLifecycle(pod as V1Pod).kind, 'valid');
+        assert.notEqual(readLifecycle(pod as V1Pod).kind, 'not-ours');
+        const ops = JSON.parse(Buffer.from(response.patch, 'base64').toString()) as { path: string }[];
+        if (operation === 'CREATE' && readLifecycle(pod as V1Pod).kind === 'valid') return;
+        for (const op of ops) assert.match(op.path, /^\/metadata\/labels(\/podlife\.dev~1managed)?$/);
       }),
       budget(2500, 1500),
     );

@@ -17,6 +17,7 @@ import {
   planNativeSidecars,
   setStopSpecOps,
   lifecycleAnnotationOps,
+  managedLabelOps,
 } from '../src/index.js';
 import { pod } from './fixtures.js';
 
@@ -62,27 +63,59 @@ describe('stop specs', () => {
   }
 });
 
+const managedLabels = { op: 'add', path: '/metadata/labels', value: { 'podlife.dev/managed': 'true' } };
+
 describe('JSON patch builders', () => {
   it('creates /metadata/annotations when absent', () => {
     assert.deepEqual(markRoleOps(pod().container('app').container('proxy').build(), 'proxy', 'sidecar'), [
       { op: 'add', path: '/metadata/annotations', value: { 'role.podlife.dev/proxy': 'sidecar' } },
+      managedLabels,
     ]);
   });
   it('escapes / in the key as ~1', () => {
     const p = pod().container('app').container('proxy').annotate('x', 'y').build();
-    assert.deepEqual(markRoleOps(p, 'proxy', 'sidecar'), [{ op: 'add', path: '/metadata/annotations/role.podlife.dev~1proxy', value: 'sidecar' }]);
+    assert.deepEqual(markRoleOps(p, 'proxy', 'sidecar'), [{ op: 'add', path: '/metadata/annotations/role.podlife.dev~1proxy', value: 'sidecar' }, managedLabels]);
   });
   it('several marks in one op do not overwrite each other', () => {
     const ops = lifecycleAnnotationOps(pod().container('a').build(), { 'role.podlife.dev/a': 'keystone', 'stop.podlife.dev/a': 'signal:INT' });
-    assert.equal(ops.length, 1);
+    assert.deepEqual(ops.map((o) => o.path), ['/metadata/annotations', '/metadata/labels']);
   });
   it('marks a role and a stop spec on a pod without annotations in one op that keeps both', () => {
     const ops = markContainerOps(pod().container('app').container('proxy').build(), 'proxy', { role: 'sidecar', stop: 'preset:envoy' });
     assert.deepEqual(ops, [
       { op: 'add', path: '/metadata/annotations', value: { 'role.podlife.dev/proxy': 'sidecar', 'stop.podlife.dev/proxy': 'preset:envoy' } },
+      managedLabels,
     ]);
     assert.throws(() => markContainerOps(pod().container('proxy').build(), 'proxy', { role: 'sidecar', stop: 'http:0' }), /stop\.podlife\.dev\/proxy/);
   });
+  describe('the managed label (podlife.dev/managed: "true")', () => {
+    it('is added beside labels the pod already has, and not again when present', () => {
+      const labelled = { ...pod().container('a').build(), metadata: { name: 'p', labels: { app: 'x' } } };
+      assert.deepEqual(managedLabelOps(labelled), [{ op: 'add', path: '/metadata/labels/podlife.dev~1managed', value: 'true' }]);
+      const managed = { ...labelled, metadata: { ...labelled.metadata, labels: { 'podlife.dev/managed': 'true' } } };
+      assert.deepEqual(setStopSpecOps(managed, 'a', 'signal:INT').map((o) => o.path), ['/metadata/annotations']);
+    });
+    it('is set by every builder that writes lifecycle annotations', () => {
+      const p = pod().container('a').build();
+      for (const ops of [markRoleOps(p, 'a', 'keystone'), setStopSpecOps(p, 'a', 'signal:INT'), markContainerOps(p, 'a', { role: 'keystone' }), lifecycleAnnotationOps(p, { 'podlife.dev/completion': 'phase' })]) {
+        assert.deepEqual(ops.at(-1), managedLabels);
+      }
+    });
+    it('is set by the webhook on any pod with lifecycle annotations, valid or not, and on no other', () => {
+      const mutate = lifecycleMutator(() => []);
+      const paths = (p: ReturnType<typeof pod>, operation = 'CREATE'): string[] => {
+        const out = handleAdmissionReview(review(p.build(), { operation }), { mutate });
+        return out.httpStatus === 200 && out.review.response.patch
+          ? (JSON.parse(Buffer.from(out.review.response.patch, 'base64').toString()) as { path: string }[]).map((o) => o.path)
+          : [];
+      };
+      assert.deepEqual(paths(pod().container('app').sidecar('proxy')), ['/metadata/labels']);
+      assert.deepEqual(paths(pod().container('app').sidecar('proxy'), 'UPDATE'), ['/metadata/labels']);
+      assert.deepEqual(paths(pod().container('app').annotate('role.podlife.dev/ghost', 'sidecar')), ['/metadata/labels']);
+      assert.deepEqual(paths(pod().container('app')), []);
+    });
+  });
+
   it('validates a stop spec given as text', () => {
     const p = pod().container('proxy').build();
     assert.deepEqual(setStopSpecOps(p, 'proxy', 'preset:istio')[0]?.value, { 'stop.podlife.dev/proxy': 'preset:istio' });
@@ -136,7 +169,7 @@ describe('handleAdmissionReview', () => {
     assert.equal(out.review.response.allowed, true);
     assert.equal(out.review.response.patchType, 'JSONPatch');
     const ops = JSON.parse(Buffer.from(out.review.response.patch ?? '', 'base64').toString()) as { op: string }[];
-    assert.deepEqual(ops.map((o) => o.op), ['remove', 'add']);
+    assert.deepEqual(ops.map((o) => o.op), ['remove', 'add', 'add']);
   });
 
   it('allows without a patch when there is nothing to do', () => {

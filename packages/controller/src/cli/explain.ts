@@ -10,6 +10,8 @@ import { isNotFound, resourcePath } from '@podlife/core';
 import type { KubeClient } from '@podlife/core';
 import { podExplanation, renderExplanation } from '@podlife/pod-conditions';
 import type { PodEvent, PodExplanation } from '@podlife/pod-conditions';
+import { ManagedLabel } from '@podlife/keystone';
+import { isUnlabelledAnnotated } from '../keystone/unlabelled.js';
 import type { ExplainArgs } from './args.js';
 import { connect, contextNamespace } from './kubeconfig.js';
 
@@ -19,14 +21,35 @@ export interface Output {
   columns: number | undefined;
 }
 
-async function fetchExplanation(client: KubeClient, namespace: string, name: string): Promise<PodExplanation> {
+/** What `explain` adds about podlife itself, beside the pod's own story. */
+export function podlifeNotes(pod: V1Pod): string[] {
+  if (!isUnlabelledAnnotated(pod.metadata)) return [];
+  return [
+    `this pod has podlife lifecycle annotations but not the label ${ManagedLabel.key}: "${ManagedLabel.value}"; ` +
+      `a controller run with --managed-pods-only does not see it (kubectl label pod ${pod.metadata?.name ?? ''} ${ManagedLabel.selector})`,
+  ];
+}
+
+interface Explained {
+  explanation: PodExplanation;
+  notes: string[];
+}
+
+async function fetchExplanation(client: KubeClient, namespace: string, name: string): Promise<Explained> {
   const pod = await client.get<V1Pod>(resourcePath({ version: 'v1', resource: 'pods', namespace, name }));
   const events = await client
     .get<{ items?: PodEvent[] }>(resourcePath({ version: 'v1', resource: 'events', namespace }), {
       fieldSelector: `involvedObject.kind=Pod,involvedObject.name=${name}`,
     })
     .catch(() => ({ items: [] as PodEvent[] })); // events are evidence, not a requirement (RBAC may hide them)
-  return podExplanation(pod, events.items ?? [], Date.now());
+  return { explanation: podExplanation(pod, events.items ?? [], Date.now()), notes: podlifeNotes(pod) };
+}
+
+/** The explanation as text or JSON, with podlife's notes after it (text) or under `notes` (JSON, only when there are some). */
+export function renderExplained({ explanation, notes }: Explained, opts: { output: 'text' | 'json'; compact: boolean; width: number; ascii?: boolean }): string {
+  if (opts.output === 'json') return JSON.stringify(notes.length > 0 ? { ...explanation, notes } : explanation, null, opts.compact ? undefined : 2);
+  const text = renderExplanation(explanation, { width: opts.width, ascii: opts.ascii });
+  return notes.length > 0 ? `${text}\n${notes.map((n) => `note: ${n}`).join('\n')}` : text;
 }
 
 function settled(x: PodExplanation): boolean {
@@ -37,10 +60,8 @@ function settled(x: PodExplanation): boolean {
 export async function runExplain(args: ExplainArgs, out: Output, signal?: AbortSignal): Promise<number> {
   const namespace = args.namespace ?? contextNamespace(args.context);
   const client = await connect(args.context);
-  const render = (x: PodExplanation): string =>
-    args.output === 'json'
-      ? JSON.stringify(x, null, args.watch ? undefined : 2)
-      : renderExplanation(x, { width: args.width ?? Math.min(out.columns ?? 80, 120), ascii: args.ascii });
+  const render = (x: Explained): string =>
+    renderExplained(x, { output: args.output, compact: args.watch, width: args.width ?? Math.min(out.columns ?? 80, 120), ascii: args.ascii });
   try {
     if (!args.watch) {
       out.write(`${render(await fetchExplanation(client, namespace, args.pod))}\n`);
@@ -51,7 +72,7 @@ export async function runExplain(args: ExplainArgs, out: Output, signal?: AbortS
       // A terminal gets the view redrawn in place; a pipe gets one snapshot per poll.
       if (out.isTTY && args.output === 'text') out.write('\x1b[H\x1b[2J');
       out.write(`${render(x)}\n`);
-      if (settled(x)) return 0;
+      if (settled(x.explanation)) return 0;
       const stop = await sleep(1000, signal);
       if (stop) return 130;
     }

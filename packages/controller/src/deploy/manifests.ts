@@ -130,6 +130,7 @@ execCommands: {}
 keystoneLimit: 1
 defaultStrategy: auto          # auto: exec, then an ephemeral container when exec is impossible
 namespaces: []                 # empty: every namespace (see also --namespace)
+managedPodsOnly: false         # true: cache only pods labelled podlife.dev/managed=true (docs/adr/0131)
 `;
 
 export function configManifests(o: DeployOptions): KubeManifest[] {

@@ -9,29 +9,39 @@
  *   granted) no cluster-wide pod access (docs/adr/0061);
  * - the pod cache keeps only lifecycle fields (`keepLifecycleFields`), and pods without podlife
  *   annotations never even reach the work queue;
+ * - with `managedPodsOnly` it lists and watches only pods labelled `podlife.dev/managed: "true"`
+ *   (the API server filters), and counts annotated pods without the label
+ *   (`podlife_unlabelled_annotated_pods`, docs/adr/0131);
  * - informer events also wake the stop sequences waiting for a container to end.
  */
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
-import { Controller, objectKey, type Informer, type Manager } from '@podlife/core';
-import { createExecApi } from '@podlife/keystone';
+import { Controller, objectKey, silentLogger, type Informer, type Manager } from '@podlife/core';
+import { ManagedLabel, createExecApi } from '@podlife/keystone';
 import { KeystoneReconciler, type KeystoneReconcilerOptions } from './reconciler.js';
 import { hasPodlifeAnnotation, keepLifecycleFields } from './transform.js';
+import { UnlabelledPodAudit } from './unlabelled.js';
 
 export interface KeystoneControllerOptions extends Omit<KeystoneReconcilerOptions, 'client' | 'getPod' | 'events' | 'registry'> {
   /** Enables the exec strategy (pods/exec needs the KubeConfig's credentials). */
   kubeConfig?: KubeConfig;
   /** Pods reconciled at once; default 16 (stop sequences run in the background and do not hold a worker). */
   concurrency?: number;
+  /** List and watch only pods labelled `podlife.dev/managed: "true"` (DESIGN 3.7); default false. */
+  managedPodsOnly?: boolean;
+  /** How often, at most, the unlabelled-pod audit lists pods when `managedPodsOnly`; default 10 min. */
+  unlabelledAuditIntervalMs?: number;
 }
 
 export class KeystoneController extends Controller {
   readonly keystone: KeystoneReconciler;
   readonly podInformers: readonly Informer<V1Pod>[];
+  readonly unlabelled: UnlabelledPodAudit;
 
-  constructor(reconciler: KeystoneReconciler, informers: readonly Informer<V1Pod>[], concurrency: number) {
+  constructor(reconciler: KeystoneReconciler, informers: readonly Informer<V1Pod>[], concurrency: number, unlabelled: UnlabelledPodAudit) {
     super({ name: 'keystone', reconciler, concurrency });
     this.keystone = reconciler;
     this.podInformers = informers;
+    this.unlabelled = unlabelled;
   }
 
   /** Stops the workers, then waits for background stop sequences (aborted by the stop) to return. */
@@ -48,8 +58,10 @@ export function podPaths(namespaces: readonly string[]): string[] {
 
 export function keystoneController(manager: Manager, opts: KeystoneControllerOptions = {}): KeystoneController {
   const namespaces = opts.config?.namespaces ?? [];
-  const informers = podPaths(namespaces).map((path) =>
-    manager.informer<V1Pod>({ path, transform: keepLifecycleFields, name: `pods${namespaces.length ? ` ${path.split('/')[4]}` : ''}` }),
+  const labelSelector = opts.managedPodsOnly ? ManagedLabel.selector : undefined;
+  const paths = podPaths(namespaces);
+  const informers = paths.map((path) =>
+    manager.informer<V1Pod>({ path, labelSelector, transform: keepLifecycleFields, name: `pods${namespaces.length ? ` ${path.split('/')[4]}` : ''}` }),
   );
   const byNamespace = new Map<string, Informer<V1Pod>>();
   namespaces.forEach((ns, i) => byNamespace.set(ns, informers[i] as Informer<V1Pod>));
@@ -65,7 +77,14 @@ export function keystoneController(manager: Manager, opts: KeystoneControllerOpt
     registry: manager.registry,
     exec: opts.exec ?? (opts.kubeConfig ? createExecApi(opts.kubeConfig) : undefined),
   });
-  const controller = new KeystoneController(reconciler, informers, opts.concurrency ?? 16);
+  const unlabelled = new UnlabelledPodAudit({
+    registry: manager.registry,
+    logger: opts.logger ?? silentLogger(),
+    ...(opts.managedPodsOnly
+      ? { audit: { client: manager.client, paths, ...(opts.unlabelledAuditIntervalMs !== undefined ? { intervalMs: opts.unlabelledAuditIntervalMs } : {}) } }
+      : { informers }),
+  });
+  const controller = new KeystoneController(reconciler, informers, opts.concurrency ?? 16, unlabelled);
   reconciler.enqueue = (key) => controller.enqueue(key);
   const ours = (pod: V1Pod): string[] => (hasPodlifeAnnotation(pod.metadata?.annotations) ? [objectKey(pod)] : []);
   for (const informer of informers) {

@@ -34,6 +34,8 @@ export interface ControllerConfig {
   defaultStrategy: StopStrategy;
   /** Namespaces to act in; empty means every namespace. */
   namespaces: string[];
+  /** List and watch only pods labelled `podlife.dev/managed: "true"` (DESIGN 3.7); default false. */
+  managedPodsOnly?: boolean;
 }
 
 export interface ConfigProblem {
@@ -50,9 +52,10 @@ export const defaultConfig: ControllerConfig = Object.freeze({
   keystoneLimit: 1,
   defaultStrategy: 'auto',
   namespaces: [],
+  managedPodsOnly: false,
 }) as ControllerConfig;
 
-const knownFields = ['execCommands', 'ephemeralContainer', 'keystoneLimit', 'defaultStrategy', 'namespaces'];
+const knownFields = ['execCommands', 'ephemeralContainer', 'keystoneLimit', 'defaultStrategy', 'namespaces', 'managedPodsOnly'];
 const ephemeralFields = ['image', 'securityContext', 'matchTargetUser'];
 /** securityContext fields a container may set (core/v1 SecurityContext). */
 const securityContextFields: Record<string, 'boolean' | 'integer' | 'object' | 'string'> = {
@@ -181,6 +184,12 @@ export function validateConfig(raw: Record<string, unknown>): ConfigResult {
     }
   }
 
+  let managedPodsOnly = defaultConfig.managedPodsOnly;
+  if (raw.managedPodsOnly !== undefined) {
+    if (typeof raw.managedPodsOnly !== 'boolean') problem('managedPodsOnly', 'must be true or false');
+    else managedPodsOnly = raw.managedPodsOnly;
+  }
+
   if (problems.length > 0) return { ok: false, problems };
   return {
     ok: true,
@@ -192,6 +201,7 @@ export function validateConfig(raw: Record<string, unknown>): ConfigResult {
       keystoneLimit,
       defaultStrategy,
       namespaces,
+      managedPodsOnly,
     },
   };
 }

@@ -16,6 +16,8 @@ export interface ControllerFlags {
   /** Namespaces given on the command line (repeatable flag); empty means "from the config file, else all". */
   namespaces: string[];
   dryRun: boolean;
+  /** List and watch only pods labelled podlife.dev/managed=true; false: as the config file says. */
+  managedPodsOnly?: boolean;
   configPath: string | undefined;
   kubeconfig: string | undefined;
   context: string | undefined;
@@ -43,6 +45,8 @@ export const usage = `Usage: podlife-controller [flags]
                               (default: ${defaultControllers.join(',')})
   --namespace=NS              act only in this namespace; repeatable (default: the config file's, else all)
   --dry-run                   decide and log, never act
+  --managed-pods-only         list and watch only pods labelled podlife.dev/managed=true (default: the
+                              config file's managedPodsOnly, else every pod); see docs/adr/0131
   --config=FILE               configuration file (YAML): exec commands, ephemeral image, keystone limit, strategy
   --kubeconfig=FILE           kubeconfig (default: KUBECONFIG, ~/.kube/config, then in-cluster)
   --context=NAME              kubeconfig context
@@ -71,6 +75,7 @@ export function parseFlags(argv: readonly string[], env: Record<string, string |
         controllers: { type: 'string' },
         namespace: { type: 'string', multiple: true },
         'dry-run': { type: 'boolean' },
+        'managed-pods-only': { type: 'boolean' },
         config: { type: 'string' },
         kubeconfig: { type: 'string' },
         context: { type: 'string' },
@@ -149,6 +154,7 @@ export function parseFlags(argv: readonly string[], env: Record<string, string |
       controllers,
       namespaces,
       dryRun: values['dry-run'] === true,
+      managedPodsOnly: values['managed-pods-only'] === true,
       configPath: str('config'),
       kubeconfig: str('kubeconfig'),
       context: str('context'),

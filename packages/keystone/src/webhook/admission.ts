@@ -20,7 +20,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { JsonPatchOp } from '@podlife/core';
 import { readLifecycle, type LifecycleOptions } from '../annotations.js';
-import { planNativeSidecars } from './patches.js';
+import { managedLabelOps, planNativeSidecars } from './patches.js';
 
 export interface AdmissionRequest {
   readonly uid: string;
@@ -137,22 +137,24 @@ export function handleAdmissionReview(body: unknown, options: AdmissionOptions):
 }
 
 /**
- * The controller's own mutation: convert sidecars to native ones (kubelet check against
+ * The controller's own mutation: label every pod with lifecycle annotations (valid or not)
+ * `podlife.dev/managed: "true"`, convert sidecars to native ones (kubelet check against
  * `nodes()`), and surface invalid lifecycle annotations as admission warnings (kubectl shows
  * them) instead of rejecting the pod.
  */
 export function lifecycleMutator(nodes: () => readonly V1Node[], options: LifecycleOptions = {}): AdmissionOptions['mutate'] {
   return (pod, request) => {
     const reading = readLifecycle(pod, options);
+    if (reading.kind === 'not-ours') return [];
+    const label = managedLabelOps(pod);
     if (reading.kind === 'invalid') {
       const warnings = reading.errors.map((e) => `podlife: ${e.message}`);
       if (reading.omitted > 0) warnings.push(`podlife: and ${reading.omitted} more problems with lifecycle annotations`);
-      return { warnings };
+      return { ops: label, warnings };
     }
-    if (reading.kind === 'not-ours') return [];
     // Containers are immutable after creation: the API server refuses a conversion on UPDATE.
-    if (request.operation === 'UPDATE') return [];
-    return { ops: planNativeSidecars(pod, { ...options, nodes: nodes() }).ops };
+    if (request.operation === 'UPDATE') return label;
+    return { ops: [...planNativeSidecars(pod, { ...options, nodes: nodes() }).ops, ...label] };
   };
 }
 

@@ -7,6 +7,8 @@
  * - annotation keys are JSON-pointer escaped (`role.podlife.dev/app` -> `role.podlife.dev~1app`)
  *   and `/metadata/annotations` is created when absent — with all keys in one op, so several
  *   marks in one patch never overwrite each other (use `lifecycleAnnotationOps` for several);
+ * - every builder that writes lifecycle annotations also sets the label `podlife.dev/managed:
+ *   "true"` (`managedLabelOps`), so a controller that watches only labelled pods sees the pod;
  * - only the primary key is written, never the KEP-2872 alias;
  * - native conversion moves `sidecar` containers to the front of `initContainers`, in spec
  *   order, with `restartPolicy: Always`; `auto` converts only when every node's kubelet is
@@ -16,6 +18,8 @@ import type { V1Container, V1Node, V1Pod } from '@kubernetes/client-node';
 import { InvalidAnnotationError, jsonPointer, type JsonPatchOp } from '@podlife/core';
 import {
   Annotation,
+  ManagedLabel,
+  hasManagedLabel,
   formatStopSpec,
   parseStopSpec,
   readLifecycle,
@@ -25,14 +29,24 @@ import {
 } from '../annotations.js';
 import { nodesSupportNativeSidecars } from '../kubelet-version.js';
 
-/** Ops setting several annotations at once (one op creating the map when the pod has none). */
+/**
+ * Ops setting several annotations at once (one op creating the map when the pod has none), and
+ * the managed label with them.
+ */
 export function lifecycleAnnotationOps(pod: V1Pod, entries: Readonly<Record<string, string>>): JsonPatchOp[] {
   const keys = Object.keys(entries);
   if (keys.length === 0) return [];
-  if (!pod.metadata?.annotations) {
-    return [{ op: 'add', path: '/metadata/annotations', value: { ...entries } }];
-  }
-  return keys.map((key) => ({ op: 'add', path: jsonPointer('metadata', 'annotations', key), value: entries[key] }));
+  const annotations: JsonPatchOp[] = !pod.metadata?.annotations
+    ? [{ op: 'add', path: '/metadata/annotations', value: { ...entries } }]
+    : keys.map((key) => ({ op: 'add', path: jsonPointer('metadata', 'annotations', key), value: entries[key] }));
+  return [...annotations, ...managedLabelOps(pod)];
+}
+
+/** Ops setting `podlife.dev/managed: "true"` (creating `/metadata/labels` when absent); none when already set. */
+export function managedLabelOps(pod: V1Pod): JsonPatchOp[] {
+  if (hasManagedLabel(pod.metadata?.labels)) return [];
+  if (!pod.metadata?.labels) return [{ op: 'add', path: '/metadata/labels', value: { [ManagedLabel.key]: ManagedLabel.value } }];
+  return [{ op: 'add', path: jsonPointer('metadata', 'labels', ManagedLabel.key), value: ManagedLabel.value }];
 }
 
 function requireContainer(pod: V1Pod, container: string, key: string, value: string): void {
