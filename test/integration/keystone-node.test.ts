@@ -493,7 +493,8 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
       const name = (await jobPod(nsEphemeral, 's-eph')).metadata!.name!;
       const pod = await podUntil(nsEphemeral, name, 'SidecarsStopped=True', (p) => condition(p, 'podlife.dev/SidecarsStopped')?.status === 'True');
       assert.deepEqual(ephemeralNames(pod), ['podlife-stop-proxy']);
-      assert.equal(terminated(pod, 'podlife-stop-proxy')?.exitCode, 0);
+      // The stop container stays until the sidecar's init exits; the kernel then ends it.
+      assert.equal(terminated(pod, 'podlife-stop-proxy')?.exitCode, 137);
       assert.equal(terminated(pod, 'proxy')?.exitCode, 0);
       await goneFromNode(containerIds(pod));
       await recordStop('rule S, ephemeral signal', nsEphemeral, name, 'app', 'proxy');

@@ -3,6 +3,7 @@ import { describe, it } from 'mocha';
 import sinon from 'sinon';
 import {
   KILLED_WITH_NAMESPACE_EXIT,
+  LINGERING_SIGNAL_SCRIPT,
   NO_HANDLER_EXIT,
   POST_SCRIPT,
   SIGNAL_SCRIPT,
@@ -137,7 +138,9 @@ describe('ephemeral strategy', () => {
     assert.equal(container.name, 'podlife-stop-proxy');
     assert.equal(container.image, 'busybox:1.36');
     assert.equal(container.targetContainerName, 'proxy');
-    assert.deepEqual(container.command, ['/bin/sh', '-c', SIGNAL_SCRIPT, 'podlife-stop', 'TERM', '15']);
+    assert.deepEqual(container.command, ['/bin/sh', '-c', LINGERING_SIGNAL_SCRIPT, 'podlife-stop', 'TERM', '15']);
+    assert.match(LINGERING_SIGNAL_SCRIPT, /kill -s "\$1" 1 \|\| exit \$\?; exec sleep 2147483647$/, 'stays until the target ends it');
+    assert.ok(LINGERING_SIGNAL_SCRIPT.startsWith(SIGNAL_SCRIPT.slice(0, SIGNAL_SCRIPT.lastIndexOf('exec kill'))));
   });
 
   it('POSTs to 127.0.0.1 with the sh+nc script (never following a redirect) for http stops', async () => {

@@ -43,7 +43,7 @@ export function ephemeralName(container: string, escalated: boolean): string {
 export function ephemeralCommand(spec: StopSpec): string[] | undefined {
   switch (spec.kind) {
     case 'signal':
-      return signalScriptArgv(spec.signal);
+      return signalScriptArgv(spec.signal, { linger: true });
     case 'http':
       return postScriptArgv(spec.port, spec.path);
     case 'exec':

@@ -48,9 +48,18 @@ export const SIGNAL_SCRIPT =
   `echo "PID 1 has no handler for SIG$1, so the kernel drops it when sent from inside the container"; kill -s "$1" 1; exit ${NO_HANDLER_EXIT}; fi; ` +
   'exec kill -s "$1" 1';
 
-/** argv for SIGNAL_SCRIPT. */
-export function signalScriptArgv(signal: string): string[] {
-  return ['/bin/sh', '-c', SIGNAL_SCRIPT, 'podlife-stop', signal, String(SIGNAL_NUMBERS[signal] ?? 0)];
+/**
+ * SIGNAL_SCRIPT for a stop container that shares the target's PID namespace: after the signal
+ * it stays until the target's init exits (the kernel then ends it). A container without its own
+ * PID namespace that exits first has every process it can reach killed by the runtime's shim
+ * (containerd kills all on exit for such containers), which can SIGKILL a target still running
+ * its TERM handler.
+ */
+export const LINGERING_SIGNAL_SCRIPT = SIGNAL_SCRIPT.replace(/exec kill -s "\$1" 1$/, 'kill -s "$1" 1 || exit $?; exec sleep 2147483647');
+
+/** argv for SIGNAL_SCRIPT (or LINGERING_SIGNAL_SCRIPT for a stop container). */
+export function signalScriptArgv(signal: string, opts: { linger?: boolean } = {}): string[] {
+  return ['/bin/sh', '-c', opts.linger ? LINGERING_SIGNAL_SCRIPT : SIGNAL_SCRIPT, 'podlife-stop', signal, String(SIGNAL_NUMBERS[signal] ?? 0)];
 }
 
 export function stopUrl(port: number, path: string): string {
