@@ -11,11 +11,32 @@
  * Run by run.ts with `--expose-gc` and an IPC channel, over which it sends one `Measurement`.
  */
 import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { Informer, KubeClient } from '@podlife/core';
+import { Informer, KubeClient, stripManagedFields } from '@podlife/core';
+import { keepLifecycleFields } from '@podlife/controller';
+import { OPT_IN_EVERY } from './api.js';
 import { TRANSFORMS, type TransformName } from './transforms.js';
 
-/** `optIn`: the lifecycle view of only the pods labelled podlife.dev/managed=true (DESIGN 3.7). */
-export type Variant = 'baseline' | TransformName | 'optIn';
+/**
+ * `optIn`: the lifecycle view of only the pods labelled podlife.dev/managed=true (DESIGN 3.7).
+ * The controller's own pod caches, for sizing it (deploy/README.md): `keystone`, the keystone
+ * controller's transform (`keepLifecycleFields`); `keystoneManaged`, the same with
+ * `--managed-pods-only`; `keystoneAndNetwork`, what the default controllers cache: that and the
+ * network-conditions controller's cache of every pod (`stripManagedFields`), in one process.
+ */
+export type Variant = 'baseline' | TransformName | 'optIn' | 'keystone' | 'keystoneManaged' | 'keystoneAndNetwork';
+
+const MANAGED = 'podlife.dev/managed=true';
+
+/** The informers a variant runs in one process. */
+const CACHES: Record<Exclude<Variant, 'baseline'>, { transform?: (pod: V1Pod) => V1Pod; labelSelector?: string }[]> = {
+  none: [{}],
+  stripManagedFields: [{ transform: TRANSFORMS.stripManagedFields }],
+  lifecycleView: [{ transform: TRANSFORMS.lifecycleView }],
+  optIn: [{ transform: TRANSFORMS.lifecycleView, labelSelector: MANAGED }],
+  keystone: [{ transform: keepLifecycleFields }],
+  keystoneManaged: [{ transform: keepLifecycleFields, labelSelector: MANAGED }],
+  keystoneAndNetwork: [{ transform: keepLifecycleFields }, { transform: stripManagedFields }],
+};
 
 export interface Measurement {
   transform: Variant;
@@ -53,7 +74,7 @@ async function settle(): Promise<void> {
   }
 }
 
-async function measure(server: string, variant: Variant, expected: number, idleMs: number): Promise<Measurement> {
+async function measure(server: string, variant: Variant, clusterPods: number, idleMs: number): Promise<Measurement> {
   const { getHeapStatistics } = await import('node:v8');
   const kc = new KubeConfig();
   kc.loadFromOptions({
@@ -64,21 +85,28 @@ async function measure(server: string, variant: Variant, expected: number, idleM
   });
   const client = await KubeClient.fromKubeConfig(kc);
   const path = variant === 'baseline' ? '/api/v1/namespaces/empty/pods' : '/api/v1/pods';
-  const transform = variant === 'baseline' ? undefined : TRANSFORMS[variant === 'optIn' ? 'lifecycleView' : variant];
-  const labelSelector = variant === 'optIn' ? 'podlife.dev/managed=true' : undefined;
-  const informer = new Informer<V1Pod>({ client, path, transform, labelSelector, name: `bench ${variant}` });
+  const caches = variant === 'baseline' ? [{}] : CACHES[variant];
+  const expected = (labelSelector: string | undefined): number => (variant === 'baseline' ? 0 : labelSelector ? Math.ceil(clusterPods / OPT_IN_EVERY) : clusterPods);
   const errors: string[] = [];
-  informer.on('error', (err) => errors.push(err.message));
   let events = 0;
-  informer.on('add', () => events++);
+  const informers = caches.map(({ transform, labelSelector }, i) => {
+    const informer = new Informer<V1Pod>({ client, path, transform, labelSelector, name: `bench ${variant} ${i}` });
+    informer.on('error', (err) => errors.push(err.message));
+    informer.on('add', () => events++);
+    return informer;
+  });
 
   const started = performance.now();
-  informer.start();
-  await informer.waitForSync();
+  for (const informer of informers) informer.start();
+  await Promise.all(informers.map((informer) => informer.waitForSync()));
   const syncMs = performance.now() - started;
-  const pods = informer.store.size;
-  if (pods !== expected) throw new Error(`store holds ${pods} pods after sync, expected ${expected}`);
-  if (events !== expected) throw new Error(`informer emitted ${events} add events, expected ${expected}`);
+  let pods = 0;
+  for (const [i, informer] of informers.entries()) {
+    const want = expected(caches[i]?.labelSelector);
+    if (informer.store.size !== want) throw new Error(`store ${i} holds ${informer.store.size} pods after sync, expected ${want}`);
+    pods += want;
+  }
+  if (events !== pods) throw new Error(`informers emitted ${events} add events, expected ${pods}`);
 
   await settle();
   const rssAtSync = process.memoryUsage().rss;
@@ -100,16 +128,16 @@ async function measure(server: string, variant: Variant, expected: number, idleM
     maxRss: process.resourceUsage().maxRSS * 1024,
     heapLimit: getHeapStatistics().heap_size_limit,
     errors,
-    syncPath: informer.lastSyncPath ?? 'none',
+    syncPath: informers[0]?.lastSyncPath ?? 'none',
   };
-  await informer.stop();
+  await Promise.all(informers.map((informer) => informer.stop()));
   client.close();
   return result;
 }
 
 const [server, transform, expected, idleMs] = process.argv.slice(2);
 if (!server || !transform || expected === undefined || idleMs === undefined) {
-  console.error('usage: measure.ts <server-url> <baseline|none|stripManagedFields|lifecycleView|optIn> <expected-pods> <idle-ms>');
+  console.error('usage: measure.ts <server-url> <variant> <pods-in-the-cluster> <idle-ms>');
   process.exit(2);
 }
 try {

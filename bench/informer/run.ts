@@ -34,6 +34,8 @@ const TARGET_STEADY_OVER_RAW = 0.3;
 const IDLE_MS = 10_000;
 const TARGET_OPT_IN_RSS = 150 * 1024 ** 2;
 const VARIANTS: Variant[] = ['baseline', 'none', 'stripManagedFields', 'lifecycleView', 'optIn'];
+/** Run only when named: the controller's own caches, for deploy/README.md's sizing table. */
+const SIZING: Variant[] = ['keystone', 'keystoneManaged', 'keystoneAndNetwork'];
 
 type Sync = 'stream' | 'list';
 
@@ -49,9 +51,10 @@ function parseArgs(argv: string[]): { pods: number; variants: Variant[]; heapMiB
   const v = argv.indexOf('--variants');
   if (v >= 0) {
     const asked = (argv[v + 1] ?? '').split(',');
-    const unknown = asked.filter((name) => !VARIANTS.includes(name as Variant));
-    if (unknown.length > 0) throw new Error(`--variants: unknown ${unknown.join(', ')}; known: ${VARIANTS.slice(1).join(', ')}`);
-    variants = VARIANTS.filter((name) => name === 'baseline' || asked.includes(name));
+    const known = [...VARIANTS, ...SIZING];
+    const unknown = asked.filter((name) => !known.includes(name as Variant));
+    if (unknown.length > 0) throw new Error(`--variants: unknown ${unknown.join(', ')}; known: ${known.slice(1).join(', ')}`);
+    variants = known.filter((name) => name === 'baseline' || asked.includes(name));
   }
   // As a container memory limit would size it: e.g. 768 for a pod limited to 1 GiB.
   const h = argv.indexOf('--heap-mib');
@@ -64,7 +67,7 @@ function parseArgs(argv: string[]): { pods: number; variants: Variant[]; heapMiB
 }
 
 function runChild(server: string, variant: Variant, pods: number, heapMiB: number | undefined): Promise<Measurement> {
-  const expected = variant === 'baseline' ? 0 : variant === 'optIn' ? Math.ceil(pods / OPT_IN_EVERY) : pods;
+  const expected = variant === 'baseline' ? 0 : pods;
   return new Promise((resolvePromise, reject) => {
     const child = spawn(
       process.execPath,
@@ -131,7 +134,7 @@ async function main(): Promise<void> {
     const rssPerPod = (m.rss - base.rss) / m.pods;
     const heapPerPod = (m.heapUsed - base.heapUsed) / m.pods;
     rows.push([
-      m.transform === 'optIn' ? `optIn (${fmt(m.pods)} labelled)` : m.transform,
+      m.transform === 'optIn' || m.transform === 'keystoneManaged' ? `${m.transform} (${fmt(m.pods)} labelled)` : m.transform,
       m.syncPath,
       fmt(m.syncMs / 1000, 2),
       mib(m.maxRss),
@@ -167,6 +170,7 @@ async function main(): Promise<void> {
       `${IDLE_MS / 1000} s more of idling (V8 returns free pages late) and full GCs; the B/pod, heap and verdict columns use it.`,
       'B/pod (per cached pod) excludes the baseline process; heap/raw = cached heap per pod over the pod\'s JSON size.',
       `optIn: the lifecycleView of only the pods labelled podlife.dev/managed=true (1 in ${OPT_IN_EVERY}), selected by the API.`,
+      'keystone / keystoneManaged / keystoneAndNetwork: the controller\'s own pod caches (keepLifecycleFields; with --managed-pods-only; plus network-conditions\' stripManagedFields cache).',
       'peak/idle = peak RSS over RSS idle (steady); idle/raw = RSS idle over the raw JSON of all the pods.',
       'The informer transforms each pod as it arrives (streaming) or each page (paged): no whole list of full pods is ever held.',
     ].join('\n'),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { deployFiles, renderYaml, rbacManifests, webhookManifests, defaultDeployOptions, type KubeManifest } from '../src/deploy/manifests.js';
+import { CONTROLLER_SIZES, deployFiles, deploymentManifests, renderYaml, rbacManifests, webhookManifests, defaultDeployOptions, type DeployOptions, type KubeManifest } from '../src/deploy/manifests.js';
 import { controllerPermissions } from '../src/rbac/rules.js';
 import { controllerNames } from '../src/options/flags.js';
 
@@ -55,5 +55,38 @@ describe('deploy manifests', () => {
     const hook = config?.webhooks[0];
     assert.equal(hook?.failurePolicy, 'Ignore');
     assert.deepEqual(hook?.objectSelector, { matchLabels: { 'podlife.dev/admission': 'enabled' } });
+  });
+});
+
+describe('deployment sizing', () => {
+  const container = (o: DeployOptions) => {
+    const d = deploymentManifests(o).find((m) => m.kind === 'Deployment') as KubeManifest & {
+      spec: { template: { spec: { containers: { args: string[]; env: { name: string; value?: string }[]; resources: { requests: { memory: string }; limits: { memory: string } } }[] } } };
+    };
+    return d.spec.template.spec.containers[0]!;
+  };
+
+  it('the generated manifests default to a stated size, whose memory and heap cap they carry', () => {
+    assert.equal(defaultDeployOptions.size, 'medium');
+    const c = container(defaultDeployOptions);
+    const size = CONTROLLER_SIZES.medium;
+    assert.deepEqual([c.resources.requests.memory, c.resources.limits.memory], [size.memoryRequest, size.memoryLimit]);
+    assert.deepEqual(c.env.find((e) => e.name === 'NODE_OPTIONS')?.value, `--max-old-space-size=${size.heapMiB}`);
+    assert.match(deployFiles().find((f) => f.name === 'deployment.yaml')?.comment ?? '', /Sized "medium": up to 25,000 pods/);
+  });
+
+  it('caps the V8 heap below the memory limit for every size', () => {
+    const mib = (q: string): number => (q.endsWith('Gi') ? Number(q.slice(0, -2)) * 1024 : Number(q.slice(0, -2)));
+    for (const [name, size] of Object.entries(CONTROLLER_SIZES)) {
+      assert.ok(size.heapMiB < mib(size.memoryLimit), `${name}: heap ${size.heapMiB} MiB under limit ${size.memoryLimit}`);
+      assert.ok(mib(size.memoryRequest) <= mib(size.memoryLimit), name);
+    }
+  });
+
+  it('a managed size runs --managed-pods-only, and a size refuses controllers it was not measured with', () => {
+    const managed = { ...defaultDeployOptions, size: 'large-managed' as const, controllers: ['keystone' as const] };
+    assert.ok(container(managed).args.includes('--managed-pods-only'));
+    assert.ok(!container(defaultDeployOptions).args.includes('--managed-pods-only'));
+    assert.throws(() => deploymentManifests({ ...managed, controllers: ['keystone', 'network-conditions'] }), /measured without network-conditions/);
   });
 });

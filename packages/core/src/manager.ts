@@ -9,7 +9,8 @@
  *   losing the lease stops the manager and rejects `done`, so the process exits and restarts
  *   clean rather than running with half-stopped controllers (controller-runtime does the same);
  * - `/healthz` answers 200 while the process serves; `/readyz` answers 200 once all informers
- *   have synced (503 before); `/metrics` serves the registry in Prometheus text format;
+ *   have synced (503 before); `/metrics` serves the registry in Prometheus text format, with
+ *   the process's memory and each informer's cache size (`registerRuntimeMetrics`);
  * - `stop()` (and SIGTERM/SIGINT when `handleSignals`) stops controllers and lets in-flight
  *   reconciles finish, then releases the lease, stops informers, flushes events and closes
  *   the servers; it is idempotent.
@@ -24,7 +25,7 @@ import { EventRecorder } from './events.js';
 import { Informer, type InformerOptions } from './informer.js';
 import { LeaderElector, type LeaderElectorOptions } from './leader.js';
 import { silentLogger, type Logger } from './log.js';
-import { leaderStatusGauge } from './metrics.js';
+import { leaderStatusGauge, registerRuntimeMetrics } from './metrics.js';
 import type { KubeObject } from './store.js';
 
 /** Where and how a Manager campaigns for leadership: the elector's own settings, minus what the Manager supplies. */
@@ -75,6 +76,7 @@ export class Manager {
     this.client = opts.client;
     this.log = opts.logger ?? silentLogger();
     this.registry = opts.registry ?? new Registry();
+    registerRuntimeMetrics(this.registry, () => this.informers.values());
     this.events = new EventRecorder({
       client: opts.client,
       controller: opts.name ?? 'podlife.dev/controller',

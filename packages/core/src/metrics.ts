@@ -8,6 +8,10 @@
  *   workqueue_depth / workqueue_adds_total / workqueue_queue_duration_seconds /
  *   workqueue_work_duration_seconds / workqueue_retries_total   {name}
  *   leader_election_master_status{name}   (client-go's name)
+ * and what the process holds, read at each scrape (no timer):
+ *   process_resident_memory_bytes, nodejs_heap_size_used_bytes, nodejs_heap_size_total_bytes,
+ *   nodejs_external_memory_bytes   (prom-client's default-metric names)
+ *   podlife_informer_cached_objects{informer}   objects in each informer's store
  *
  * Guarantees: metrics are created once per registry and shared by every controller using it
  * (registering a name twice would throw in prom-client); each controller only touches its own
@@ -128,6 +132,31 @@ export class WorkQueueMetrics implements QueueMetrics {
 /** leader_election_master_status{name}: 1 while this process holds the lease. */
 export function leaderStatusGauge(registry: Registry): Gauge<'name'> {
   return gauge(registry, 'leader_election_master_status', 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master', ['name']);
+}
+
+/** Memory and cache sizes, computed when scraped; `informers` is read at each scrape. */
+export function registerRuntimeMetrics(registry: Registry, informers: () => Iterable<{ name: string; store: { size: number } }>): void {
+  const memory: [string, string, (m: NodeJS.MemoryUsage) => number][] = [
+    ['process_resident_memory_bytes', 'Resident memory size in bytes.', (m) => m.rss],
+    ['nodejs_heap_size_used_bytes', 'Process heap size used from Node.js in bytes.', (m) => m.heapUsed],
+    ['nodejs_heap_size_total_bytes', 'Process heap size from Node.js in bytes.', (m) => m.heapTotal],
+    ['nodejs_external_memory_bytes', 'Node.js external memory size in bytes.', (m) => m.external],
+  ];
+  for (const [name, help, read] of memory) {
+    if (registry.getSingleMetric(name)) continue;
+    new Gauge({ name, help, registers: [registry], collect() { this.set(read(process.memoryUsage())); } });
+  }
+  if (registry.getSingleMetric('podlife_informer_cached_objects')) return;
+  new Gauge({
+    name: 'podlife_informer_cached_objects',
+    help: "Objects in each informer's cache",
+    labelNames: ['informer'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const informer of informers()) this.set({ informer: informer.name }, informer.store.size);
+    },
+  });
 }
 
 export { Registry };

@@ -77,6 +77,19 @@ describe('Manager', () => {
     assert.match(text, /workqueue_depth\{name="pods"\} 0/);
   });
 
+  it('serves the process memory and each informer cache size on /metrics', async () => {
+    const m = await manager();
+    const t = new FakeTransport();
+    t.lists = [{ items: [obj('a', '1'), obj('b', '2')], resourceVersion: '3' }];
+    m.informer({ path: '/things', name: 'things', transport: t });
+    await m.start();
+    const text = await (await fetch(`${m.url('/metrics')}/metrics`)).text();
+    assert.match(text, /^podlife_informer_cached_objects\{informer="things"\} 2$/m);
+    const rss = Number(/^process_resident_memory_bytes (\d+)$/m.exec(text)?.[1]);
+    assert.ok(rss > 10 * 1024 * 1024, `resident memory ${rss}`);
+    assert.match(text, /^nodejs_heap_size_used_bytes \d+$/m);
+  });
+
   it('shares one informer per path and selectors', async () => {
     const m = await manager({ healthPort: undefined, metricsPort: undefined });
     const t = new FakeTransport();

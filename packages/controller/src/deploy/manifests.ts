@@ -39,7 +39,36 @@ export interface DeployOptions {
   apiServerCidrs: readonly string[];
   /** PriorityClass value; below the system classes (2e9), at the top of what users may set. */
   priority: number;
+  /** Memory request, limit and V8 heap cap, by cluster size (`CONTROLLER_SIZES`). */
+  size: ControllerSizeName;
 }
+
+export type ControllerSizeName = 'medium' | 'large' | 'large-keystone' | 'large-managed';
+
+/**
+ * What the controller holds and the memory that holds it, each size proven by a bench/informer
+ * run of the controller's own pod caches under `heapMiB` (table and figures in deploy/README.md).
+ * The heap cap (`--max-old-space-size`, via NODE_OPTIONS) sits below the limit, so V8 collects
+ * harder near it instead of the kernel killing the process.
+ */
+export interface ControllerSize {
+  /** Pods in the cluster (every namespace the controller watches). */
+  pods: number;
+  /** The controllers the size was measured for. */
+  controllers: readonly ControllerName[];
+  /** With --managed-pods-only and at most this share of pods labelled. */
+  managedShare?: number;
+  memoryRequest: string;
+  memoryLimit: string;
+  heapMiB: number;
+}
+
+export const CONTROLLER_SIZES: Readonly<Record<ControllerSizeName, ControllerSize>> = {
+  medium: { pods: 25_000, controllers: ['keystone', 'network-conditions', 'node-readiness'], memoryRequest: '448Mi', memoryLimit: '512Mi', heapMiB: 384 },
+  large: { pods: 60_000, controllers: ['keystone', 'network-conditions', 'node-readiness'], memoryRequest: '896Mi', memoryLimit: '1Gi', heapMiB: 768 },
+  'large-keystone': { pods: 150_000, controllers: ['keystone', 'node-readiness'], memoryRequest: '512Mi', memoryLimit: '768Mi', heapMiB: 576 },
+  'large-managed': { pods: 150_000, controllers: ['keystone', 'node-readiness'], managedShare: 0.05, memoryRequest: '256Mi', memoryLimit: '256Mi', heapMiB: 192 },
+};
 
 /** Label a pod carries to be sent to the webhook (the objectSelector). */
 export const WEBHOOK_OPT_IN_LABEL = 'podlife.dev/admission';
@@ -56,6 +85,7 @@ export const defaultDeployOptions: DeployOptions = {
   leaseName: 'podlife-controller',
   apiServerCidrs: [],
   priority: 1_000_000_000,
+  size: 'medium',
 };
 
 export const PRIORITY_CLASS = 'podlife-controller';
@@ -150,6 +180,12 @@ export function deploymentManifests(o: DeployOptions): KubeManifest[] {
     '--metrics-port=8080',
     '--health-port=8081',
   ];
+  const size = CONTROLLER_SIZES[o.size];
+  const unmeasured = o.controllers.filter((c) => !size.controllers.includes(c));
+  if (unmeasured.length > 0) {
+    throw new Error(`size "${o.size}" was measured without ${unmeasured.join(', ')}: choose a size that runs them (deploy/README.md) or leave them out`);
+  }
+  if (size.managedShare !== undefined) args.push('--managed-pods-only');
   const deployment: KubeManifest = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -184,7 +220,10 @@ export function deploymentManifests(o: DeployOptions): KubeManifest[] {
               name: 'controller',
               image: o.image,
               args,
-              env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }],
+              env: [
+                { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                { name: 'NODE_OPTIONS', value: `--max-old-space-size=${size.heapMiB}` },
+              ],
               ports: [
                 { name: 'webhook', containerPort: 9443 },
                 { name: 'metrics', containerPort: 8080 },
@@ -192,7 +231,7 @@ export function deploymentManifests(o: DeployOptions): KubeManifest[] {
               ],
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5 },
               livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, periodSeconds: 10, failureThreshold: 3 },
-              resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+              resources: { requests: { cpu: '50m', memory: size.memoryRequest }, limits: { memory: size.memoryLimit } },
               securityContext: {
                 allowPrivilegeEscalation: false,
                 readOnlyRootFilesystem: true,
@@ -320,7 +359,11 @@ export function deployFiles(o: DeployOptions = defaultDeployOptions): DeployFile
     { name: 'rbac.yaml', comment: 'ServiceAccount and one least-privilege ClusterRole per enabled controller.', manifests: rbacManifests(o) },
     { name: 'config.yaml', comment: 'Admin-only settings (see the controller\'s --config).', manifests: configManifests(o) },
     { name: 'availability.yaml', comment: 'A PriorityClass and a PodDisruptionBudget: the controller runs where and when it is needed.', manifests: availabilityManifests(o) },
-    { name: 'deployment.yaml', comment: 'Two replicas: one leader acts, both serve the webhook.', manifests: deploymentManifests(o) },
+    {
+      name: 'deployment.yaml',
+      comment: `Two replicas: one leader acts, both serve the webhook. Sized "${o.size}": ${sizeSummary(CONTROLLER_SIZES[o.size])} (deploy/README.md).`,
+      manifests: deploymentManifests(o),
+    },
     {
       name: 'networkpolicy.yaml',
       comment: 'Only the API server reaches the webhook port: set apiServerCidrs (docs/adr/0094); until then nothing does and admission fails open.',
@@ -328,6 +371,12 @@ export function deployFiles(o: DeployOptions = defaultDeployOptions): DeployFile
     },
     { name: 'webhook.yaml', comment: 'Native-sidecar conversion at admission; never blocks pod creation.', manifests: webhookManifests(o) },
   ];
+}
+
+/** One line saying what a size holds, e.g. "up to 25,000 pods with keystone, network-conditions, node-readiness; memory 448Mi/512Mi". */
+export function sizeSummary(size: ControllerSize): string {
+  const pods = `up to ${size.pods.toLocaleString('en-US')} pods${size.managedShare !== undefined ? ` of which ${size.managedShare * 100}% labelled podlife.dev/managed (--managed-pods-only)` : ''}`;
+  return `${pods} with ${size.controllers.join(', ')}; memory request ${size.memoryRequest}, limit ${size.memoryLimit}`;
 }
 
 export function renderYaml(file: DeployFile): string {
