@@ -66,12 +66,16 @@ function parseArgs(argv: string[]): { pods: number; variants: Variant[]; heapMiB
   return { pods, variants, heapMiB, sync };
 }
 
+// --dist: the children load the built packages (run `tsc -b` first) rather than the sources
+// through the source condition, closer to the shipped process.
+const DIST = process.argv.includes('--dist');
+
 function runChild(server: string, variant: Variant, pods: number, heapMiB: number | undefined): Promise<Measurement> {
   const expected = variant === 'baseline' ? 0 : pods;
   return new Promise((resolvePromise, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', '--conditions=@podlife/source', '--expose-gc', ...(heapMiB ? [`--max-old-space-size=${heapMiB}`] : []), resolve(here, 'measure.ts'), server, variant, String(expected), String(IDLE_MS)],
+      ['--import', 'tsx', ...(DIST ? [] : ['--conditions=@podlife/source']), '--expose-gc', ...(heapMiB ? [`--max-old-space-size=${heapMiB}`] : []), resolve(here, 'measure.ts'), server, variant, String(expected), String(IDLE_MS)],
       { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
     );
     let result: Measurement | undefined;
