@@ -382,6 +382,8 @@ describe('simulated kubelet script conventions', () => {
     assert.equal(signalSentToPid1(['kill'], ['-s', 'INT', '1']), 'INT');
     assert.equal(signalSentToPid1(['sh', '-c', 'kill -15 1'], undefined), 'TERM');
     assert.equal(signalSentToPid1(['sh', '-c', 'kill -SIGQUIT 1 && sleep 1'], undefined), 'QUIT');
+    // A script that takes the signal as a positional parameter, as podlife's stop container does.
+    assert.equal(signalSentToPid1(['/bin/sh', '-c', 'kill -s "$1" 1 || exit $?; exec sleep 9', 'podlife-stop', 'INT', '2'], undefined), 'INT');
   });
 
   it('ignores commands that do not signal PID 1', () => {

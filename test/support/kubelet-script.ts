@@ -83,9 +83,20 @@ function signalFromToken(token: string | undefined): SignalName | undefined {
   return entry ? (entry[0] as SignalName) : undefined;
 }
 
+/**
+ * `sh -c SCRIPT NAME ARG1 ARG2…` with the positional parameters (`$1`, `"$2"`) of SCRIPT replaced
+ * by their values, so a script that takes the signal as an argument reads like a literal `kill`.
+ */
+function expandShellArgs(argv: readonly string[]): string {
+  const shell = argv[0]?.split('/').pop();
+  if ((shell !== 'sh' && shell !== 'bash') || argv[1] !== '-c' || argv[2] === undefined) return argv.join(' ');
+  const positional = argv.slice(3); // $0, $1, …
+  return argv[2].replace(/"?\$(\d)"?/g, (whole, n: string) => positional[Number(n)] ?? whole);
+}
+
 /** The signal an ephemeral container's command sends to PID 1, if its command is a `kill ... 1`. */
 export function signalSentToPid1(command: readonly string[] | undefined, args: readonly string[] | undefined): SignalName | undefined {
-  const text = [...(command ?? []), ...(args ?? [])].join(' ');
+  const text = expandShellArgs([...(command ?? []), ...(args ?? [])]);
   const m = /(?:^|[\s;&|'"])kill\s+(?:-s\s+(\w+)\s+|-(\w+)\s+)?1(?=$|[\s;&|'"])/.exec(text);
   if (!m) return undefined;
   return signalFromToken(m[1] ?? m[2]);
