@@ -588,7 +588,9 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
         assert.ok(statusOf(await getPod(namespace, 'resume'), 'proxy-b')?.state?.running, 'killed mid-sequence: proxy-b still stopping');
         child = run();
         const pod = await podUntil(namespace, 'resume', 'both sidecars stopped', (p) => condition(p, 'podlife.dev/SidecarsStopped')?.status === 'True');
-        assert.ok(finishedAt(pod, 'proxy-b') < finishedAt(pod, 'proxy-a'), 'reverse spec order');
+        // finishedAt has 1 s steps and proxy-a exits at once on TERM: order by the containers' own clocks.
+        const [b, a] = [await exitClock(namespace, 'resume', 'proxy-b'), await exitClock(namespace, 'resume', 'proxy-a')];
+        assert.ok(b < a, `reverse spec order: proxy-b exited at ${b}, proxy-a at ${a} (uptime, s)`);
         assert.deepEqual(['proxy-a', 'proxy-b'].map((c) => terminated(pod, c)?.exitCode), [0, 0]);
         const stopping = (await events(namespace, 'resume')).filter((e) => e.reason === 'StoppingContainer');
         assert.deepEqual(stopping.map((e) => /container (\S+)/.exec(e.note ?? '')?.[1]).sort(), ['proxy-a', 'proxy-b']);
