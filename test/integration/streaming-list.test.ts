@@ -8,9 +8,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it, before, after } from 'mocha';
-import type { V1ConfigMap } from '@kubernetes/client-node';
-import { ApiError, ContentType, Informer, resourcePath, stripManagedFields, type KubeClient } from '@podlife/core';
+import { KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import { ApiError, ContentType, Informer, KubeClient, resourcePath, stripManagedFields } from '@podlife/core';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
+import { startHoldingProxy, type HoldingProxy } from '../support/throttle-proxy.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -70,10 +71,21 @@ async function expectStoreMatchesServer(client: KubeClient, ns: string, inf: Inf
   });
 }
 
-/** Blocks the event loop for `ms`: a transform this slow makes the informer read the stream slowly. */
-function busy(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until);
+/**
+ * A client of its own for the informer, through a proxy that holds its first response after
+ * `holdAfterBytes`: the stream stops mid-way, for as long as the test needs to inject a fault.
+ */
+async function heldClient(cp: ControlPlane, holdAfterBytes: number): Promise<{ client: KubeClient; proxy: HoldingProxy }> {
+  const proxy = await startHoldingProxy(cp.server, { holdAfterBytes });
+  const kc = new KubeConfig();
+  kc.loadFromFile(cp.kubeconfigPath);
+  kc.loadFromOptions({
+    clusters: kc.clusters.map((c) => ({ ...c, server: proxy.url })),
+    users: kc.users,
+    contexts: kc.contexts,
+    currentContext: kc.currentContext,
+  });
+  return { client: await KubeClient.fromKubeConfig(kc), proxy };
 }
 
 function informer(client: KubeClient, ns: string, transform: (cm: V1ConfigMap) => V1ConfigMap = stripManagedFields): Informer<V1ConfigMap> {
@@ -122,16 +134,13 @@ describe('initial sync by streaming list, on a real API server (watch cache on, 
     const client = cp.client;
     const ns = await namespace(client);
     // 200 objects of 400 KiB: 80 MiB, more than loopback socket buffers hold (they grow to 32 MiB
-    // for the reader, 4 MiB for the writer), so the restart cuts the stream.
+    // for the reader, 4 MiB for the writer), so while the proxy holds the stream after its first
+    // 2 MiB, the server cannot finish it: the restart cuts it.
     await createMany(client, ns, 200, 400 * 1024, 8);
+    const { client: informerClient, proxy } = await heldClient(cp, 2 * 1024 * 1024);
     let transformed = 0;
-    let slow = true;
-    let restarting: Promise<void> | undefined;
-    // Read slowly (50 ms an object, 10 s for them all) until the server has restarted.
-    const inf = informer(client, ns, (cm) => {
+    const inf = informer(informerClient, ns, (cm) => {
       transformed++;
-      if (slow) busy(50);
-      if (transformed === 20) restarting = cp.restartApiServer().finally(() => (slow = false));
       return stripManagedFields(cm);
     });
     const errors: Error[] = [];
@@ -142,18 +151,30 @@ describe('initial sync by streaming list, on a real API server (watch cache on, 
     });
     inf.start();
     try {
-      await waitFor('the restart to begin', () => restarting !== undefined);
-      await restarting;
+      await proxy.held;
+      // Mid-stream, as the informer sees it: objects of the stream arrived, its end did not.
+      await waitFor('the first objects of the stream', () => transformed >= 1);
+      assert.equal(inf.hasSynced(), false);
+      assert.deepEqual(errors, [], 'the stream was intact before the restart');
+      await cp.restartApiServer();
+      // Changes the broken stream never carried: the next stream must.
       await retry(() => client.delete(cmPath(ns, 'cm-0')));
       await retry(() => client.create(cmPath(ns), { metadata: { name: 'during-restart' }, data: { value: '1' } }));
+      const partial = transformed;
+      assert.ok(partial < 200, `the held stream delivered part of the list (${partial} of 200 objects)`);
+      proxy.release();
       await waitFor('sync', () => inf.hasSynced(), 120_000);
       assert.equal(inf.lastSyncPath, 'stream');
       assert.ok(storeAtError.length >= 1, 'the broken stream was reported before the sync');
       assert.deepEqual(new Set(storeAtError), new Set([0]), 'nothing from the broken stream reached the store');
-      assert.ok(transformed > 200, `the stream was read again from the start (${transformed} objects transformed)`);
+      assert.ok(transformed >= partial + 200, `the stream was read again from the start (${transformed} objects transformed, ${partial} before the restart)`);
+      assert.equal(inf.store.get(`${ns}/cm-0`), undefined);
+      assert.ok(inf.store.get(`${ns}/during-restart`));
       await expectStoreMatchesServer(client, ns, inf);
     } finally {
       await inf.stop();
+      informerClient.close();
+      await proxy.close();
     }
   });
 
@@ -205,37 +226,47 @@ describe('410 Gone during the initial stream (watch cache off: the stream reads 
     this.timeout(600_000);
     const client = cp.client;
     const ns = await namespace(client);
+    // 10,100 objects of 8 KiB: the first etcd page alone is 80 MiB, more than loopback socket
+    // buffers hold (32 MiB for the reader, 4 MiB for the writer), so while the proxy holds the
+    // stream after its first MiB, the server is still sending the first page and has not read
+    // the second.
     const total = 10_100;
-    await createMany(client, ns, total, 10, 32);
+    await createMany(client, ns, total, 8 * 1024, 32);
+    const { client: informerClient, proxy } = await heldClient(cp, 1024 * 1024);
     let transformed = 0;
-    let slow = true;
-    let compacting: Promise<void> | undefined;
-    const inf = informer(client, ns, (cm) => {
+    const inf = informer(informerClient, ns, (cm) => {
       transformed++;
-      if (slow) busy(1);
       return stripManagedFields(cm);
     });
     const errors: Error[] = [];
+    const syncedAfter: Error[][] = [];
     inf.on('error', (err) => errors.push(err));
+    inf.on('synced', () => syncedAfter.push([...errors]));
     inf.start();
     try {
-      // While the reader is slow, the server is still on its first etcd page: move etcd's
-      // revision on and compact it, so the second page (read at the first page's revision) is gone.
-      await waitFor('the stream to start', () => transformed >= 50);
-      compacting = (async () => {
-        await client.create(cmPath(ns), { metadata: { name: 'moves-the-revision' }, data: { value: '1' } });
-        await cp.compactEtcd();
-      })();
-      await compacting;
-      await waitFor('a 410 before the sync', () => errors.some((e) => e instanceof ApiError && e.status === 410), 300_000);
-      assert.equal(inf.hasSynced(), false, 'the 410 came before the initial-events-end bookmark');
-      slow = false;
-      await waitFor('sync', () => inf.hasSynced(), 120_000);
+      await proxy.held;
+      // Mid-stream, as the informer sees it: objects of the first page arrived, the end did not.
+      await waitFor('the first objects of the stream', () => transformed >= 1);
+      assert.equal(inf.hasSynced(), false);
+      assert.deepEqual(errors, [], 'the stream was intact before the compaction');
+      // Move etcd's revision on and compact it, so the second page (read at the first page's
+      // revision) is gone.
+      await client.create(cmPath(ns), { metadata: { name: 'moves-the-revision' }, data: { value: '1' } });
+      await cp.compactEtcd();
+      proxy.release();
+      await waitFor('sync', () => inf.hasSynced(), 300_000);
+      const before = syncedAfter[0] ?? [];
+      assert.ok(
+        before.some((e) => e instanceof ApiError && e.status === 410),
+        `a 410 came before the initial-events-end bookmark (errors before the sync: ${before.map(String).join('; ') || 'none'})`,
+      );
       assert.equal(inf.lastSyncPath, 'stream');
       assert.equal(inf.store.size, total + 1);
       await expectStoreMatchesServer(client, ns, inf);
     } finally {
       await inf.stop();
+      informerClient.close();
+      await proxy.close();
     }
   });
 });
