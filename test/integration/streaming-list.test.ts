@@ -75,6 +75,9 @@ async function expectStoreMatchesServer(client: KubeClient, ns: string, inf: Inf
  * A client of its own for the informer, through a proxy that holds its first response after
  * `holdAfterBytes`: the stream stops mid-way, for as long as the test needs to inject a fault.
  */
+/** Longer than a test holds a stream (a restart on a loaded machine): only the fault may end it. */
+const heldWatchdogMs = 180_000;
+
 async function heldClient(cp: ControlPlane, holdAfterBytes: number): Promise<{ client: KubeClient; proxy: HoldingProxy }> {
   const proxy = await startHoldingProxy(cp.server, { holdAfterBytes });
   const kc = new KubeConfig();
@@ -88,8 +91,13 @@ async function heldClient(cp: ControlPlane, holdAfterBytes: number): Promise<{ c
   return { client: await KubeClient.fromKubeConfig(kc), proxy };
 }
 
-function informer(client: KubeClient, ns: string, transform: (cm: V1ConfigMap) => V1ConfigMap = stripManagedFields): Informer<V1ConfigMap> {
-  return new Informer<V1ConfigMap>({ client, path: cmPath(ns), transform, watchdogMs: 30_000, backoff: { minMs: 200, maxMs: 2_000 } });
+function informer(
+  client: KubeClient,
+  ns: string,
+  transform: (cm: V1ConfigMap) => V1ConfigMap = stripManagedFields,
+  watchdogMs = 30_000,
+): Informer<V1ConfigMap> {
+  return new Informer<V1ConfigMap>({ client, path: cmPath(ns), transform, watchdogMs, backoff: { minMs: 200, maxMs: 2_000 } });
 }
 
 describe('initial sync by streaming list, on a real API server (watch cache on, as in production)', function () {
@@ -142,7 +150,7 @@ describe('initial sync by streaming list, on a real API server (watch cache on, 
     const inf = informer(informerClient, ns, (cm) => {
       transformed++;
       return stripManagedFields(cm);
-    });
+    }, heldWatchdogMs);
     const errors: Error[] = [];
     const storeAtError: number[] = [];
     inf.on('error', (err) => {
@@ -237,7 +245,7 @@ describe('410 Gone during the initial stream (watch cache off: the stream reads 
     const inf = informer(informerClient, ns, (cm) => {
       transformed++;
       return stripManagedFields(cm);
-    });
+    }, heldWatchdogMs);
     const errors: Error[] = [];
     const syncedAfter: Error[][] = [];
     inf.on('error', (err) => errors.push(err));
