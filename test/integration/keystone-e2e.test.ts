@@ -15,30 +15,11 @@ import { ControllerApp, devCertificates, webhookEntry, type ControllerConfig, ty
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { SimulatedKubelet, SCRIPT_ANNOTATION, type PodScript } from '../support/kubelet.js';
 import { waitFor } from '../support/wait.js';
+import { keystoneFlags } from '../support/controller-flags.js';
 
 const config: ControllerConfig = { execCommands: {}, ephemeralContainerImage: undefined, keystoneLimit: 1, defaultStrategy: 'auto', namespaces: [] };
 
-function flags(over: Partial<ControllerFlags>): ControllerFlags {
-  return {
-    controllers: ['keystone'],
-    namespaces: [],
-    dryRun: false,
-    configPath: undefined,
-    kubeconfig: undefined,
-    context: undefined,
-    leaderElect: false,
-    leaderElectionNamespace: 'default',
-    leaderElectionId: 'podlife-controller',
-    webhookPort: undefined,
-    tlsCertFile: undefined,
-    tlsKeyFile: undefined,
-    metricsPort: undefined,
-    healthPort: undefined,
-    logLevel: 'warn',
-    help: false,
-    ...over,
-  };
-}
+const flags = keystoneFlags;
 
 interface ContainerDef {
   name: string;

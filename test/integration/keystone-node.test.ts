@@ -27,30 +27,11 @@ import { ControllerApp, devCertificates, webhookEntry, type ControllerConfig, ty
 import type { ControlPlane } from '../support/control-plane.js';
 import { containerLog, sharedRealCluster, type RealNode } from '../support/node.js';
 import { waitFor } from '../support/wait.js';
+import { keystoneFlags } from '../support/controller-flags.js';
 
 type Role = 'keystone' | 'sidecar';
 
-function flags(over: Partial<ControllerFlags>): ControllerFlags {
-  return {
-    controllers: ['keystone'],
-    namespaces: [],
-    dryRun: false,
-    configPath: undefined,
-    kubeconfig: undefined,
-    context: undefined,
-    leaderElect: false,
-    leaderElectionNamespace: 'default',
-    leaderElectionId: 'podlife-controller',
-    webhookPort: undefined,
-    tlsCertFile: undefined,
-    tlsKeyFile: undefined,
-    metricsPort: undefined,
-    healthPort: undefined,
-    logLevel: 'warn',
-    help: false,
-    ...over,
-  };
-}
+const flags = keystoneFlags;
 
 /** Prints the host's uptime (10 ms steps, one clock for every container) tagged with the container's name; no single quotes (it goes into traps). */
 const clock = (name: string) => `read -r up idle < /proc/uptime; echo "t ${name} $up"`;
