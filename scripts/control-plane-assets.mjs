@@ -3,6 +3,9 @@
 // the kubelet) that the integration tests, the e2e tests and the demo run against.
 //
 // Guarantees:
+// - one Kubernetes release per run, chosen by PODLIFE_K8S_VERSION (`v1.37.2`, `1.37.2` or `1.37`)
+//   among the supported ones, each pinned by its own Go module test/control-plane/kube/<version>/;
+//   unset, the default release; an unknown one is an error listing the supported releases;
 // - KUBEBUILDER_ASSETS (envtest's convention), when set, is used as is: nothing is built, and a
 //   missing binary there is an error naming the file;
 // - otherwise the binaries are built from the Go modules in test/control-plane/ once per version
@@ -12,21 +15,66 @@
 //   interrupted build never leaves binaries that look usable;
 // - it prints what it did and how long it took, and exits non-zero with a reason on failure.
 //
-// Usable as a command (`node scripts/control-plane-assets.mjs`) or imported (`ensureControlPlaneAssets`).
+// Usable as a command (`node scripts/control-plane-assets.mjs [--all]`), imported
+// (`ensureControlPlaneAssets`), or to pin a new release (`--add-version v1.X.Y`, which writes that
+// release's Go module: the k8s.io/kubernetes module maps its staging modules to ./staging, so a
+// dependent module must point each of them at the published v0.X.Y tag of the same release).
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const kubeModule = join(repoRoot, 'test', 'control-plane', 'kube');
+const kubeModules = join(repoRoot, 'test', 'control-plane', 'kube');
 const etcdModule = join(repoRoot, 'test', 'control-plane', 'etcd');
+
+/** The release a run uses when PODLIFE_K8S_VERSION is unset. */
+export const DEFAULT_KUBERNETES = 'v1.35.4';
+export const VERSION_ENV = 'PODLIFE_K8S_VERSION';
 
 export const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubelet'];
 /** The two the harness cannot start without; kube-controller-manager is only needed for Jobs. */
 const REQUIRED_FROM_ENV = ['etcd', 'kube-apiserver'];
+
+const releasePattern = /^v(\d+)\.(\d+)\.(\d+)$/;
+
+function compareReleases(a, b) {
+  const pa = releasePattern.exec(a).slice(1).map(Number);
+  const pb = releasePattern.exec(b).slice(1).map(Number);
+  return pa[0] - pb[0] || pa[1] - pb[1] || pa[2] - pb[2];
+}
+
+/** The Kubernetes releases this checkout pins (one Go module folder each), oldest first. */
+export function supportedKubernetesVersions() {
+  return readdirSync(kubeModules, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && releasePattern.test(e.name) && existsSync(join(kubeModules, e.name, 'go.mod')))
+    .map((e) => e.name)
+    .sort(compareReleases);
+}
+
+/**
+ * The release named by `wanted` (PODLIFE_K8S_VERSION when omitted): `v1.37.2`, `1.37.2`, or a minor
+ * (`1.37`, `v1.37`) meaning its pinned patch release.
+ */
+export function selectedKubernetesVersion(wanted = process.env[VERSION_ENV]) {
+  const supported = supportedKubernetesVersions();
+  const raw = (wanted ?? '').trim();
+  if (raw === '') return DEFAULT_KUBERNETES;
+  const v = raw.startsWith('v') ? raw : `v${raw}`;
+  const match = releasePattern.test(v) ? supported.filter((s) => s === v)
+    : /^v\d+\.\d+$/.test(v) ? supported.filter((s) => s.startsWith(`${v}.`)) : [];
+  if (match.length === 0) {
+    throw new Error(`${VERSION_ENV}=${raw} is not a supported Kubernetes release; supported: ${supported.join(', ')} (default ${DEFAULT_KUBERNETES})`);
+  }
+  return match[match.length - 1];
+}
+
+/** The Go module folder pinning a release. */
+export function kubeModuleDir(kubernetes = selectedKubernetesVersion()) {
+  return join(kubeModules, kubernetes);
+}
 
 /** Reads the version a go.mod requires for a module path. */
 function requiredVersion(goModPath, modulePath) {
@@ -37,9 +85,10 @@ function requiredVersion(goModPath, modulePath) {
   return m[1];
 }
 
-/** The pinned versions, read from the Go modules (their go.mod files are the single source). */
-export function pinnedVersions() {
-  const kubernetes = requiredVersion(join(kubeModule, 'go.mod'), 'k8s.io/kubernetes');
+/** The pinned versions of a run, read from the Go modules (their go.mod files are the single source). */
+export function pinnedVersions(release = selectedKubernetesVersion()) {
+  const kubernetes = requiredVersion(join(kubeModuleDir(release), 'go.mod'), 'k8s.io/kubernetes');
+  if (kubernetes !== release) throw new Error(`${join(kubeModuleDir(release), 'go.mod')} requires k8s.io/kubernetes ${kubernetes}, not ${release}`);
   const etcd = requiredVersion(join(etcdModule, 'go.mod'), 'go.etcd.io/etcd/server/v3');
   return { kubernetes, etcd };
 }
@@ -63,7 +112,7 @@ function buildPlan(versions, outDir) {
     { label: 'etcd', cwd: etcdModule, args: ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(outDir, 'etcd'), '.'] },
     {
       label: 'kube-apiserver, kube-controller-manager, kube-scheduler, kubelet',
-      cwd: kubeModule,
+      cwd: kubeModuleDir(versions.kubernetes),
       args: ['build', '-trimpath', '-ldflags', kubeLdflags(versions.kubernetes), '-o', outDir + '/',
         'k8s.io/kubernetes/cmd/kube-apiserver', 'k8s.io/kubernetes/cmd/kube-controller-manager',
         'k8s.io/kubernetes/cmd/kube-scheduler', 'k8s.io/kubernetes/cmd/kubelet'],
@@ -74,7 +123,7 @@ function buildPlan(versions, outDir) {
 /** A digest of everything that decides the binaries' content. */
 function inputsDigest(versions) {
   const h = createHash('sha256');
-  for (const dir of [kubeModule, etcdModule]) {
+  for (const dir of [kubeModuleDir(versions.kubernetes), etcdModule]) {
     for (const f of ['go.mod', 'go.sum', 'main.go']) {
       const p = join(dir, f);
       if (existsSync(p)) h.update(f).update(readFileSync(p));
@@ -123,13 +172,13 @@ function run(cmd, args, opts) {
 }
 
 /**
- * Makes sure the binaries exist and returns where they are.
- * @param {{ log?: (line: string) => void }} [opts]
+ * Makes sure the binaries of a release (default: the selected one) exist and returns where they are.
+ * @param {{ log?: (line: string) => void, kubernetes?: string }} [opts]
  * @returns {Promise<{ dir: string, source: 'env' | 'cache' | 'built', versions: { kubernetes: string, etcd: string } }>}
  */
 export async function ensureControlPlaneAssets(opts = {}) {
   const log = opts.log ?? ((line) => process.stderr.write(`control-plane-assets: ${line}\n`));
-  const versions = pinnedVersions();
+  const versions = pinnedVersions(opts.kubernetes ?? selectedKubernetesVersion());
 
   const fromEnv = process.env.KUBEBUILDER_ASSETS;
   if (fromEnv) {
@@ -192,10 +241,86 @@ function seconds(ms) {
   return Math.round(ms / 100) / 10;
 }
 
+function goOutput(args, cwd) {
+  const r = spawnSync('go', args, { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (r.error) throw new Error(`go ${args.join(' ')}: ${r.error.message}`);
+  if (r.status !== 0) throw new Error(`go ${args.join(' ')} in ${cwd} failed (exit ${r.status}): ${(r.stderr || '').trim().split('\n').slice(-10).join('\n')}`);
+  return r.stdout;
+}
+
+const TOOLS = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubelet'];
+
+/**
+ * Writes the Go module pinning a Kubernetes release: its go and godebug lines and its staging
+ * modules are read from that release's own go.mod, each staging module replaced by its published
+ * v0.MINOR.PATCH tag; `go mod tidy` then fills go.sum. Nothing is written unless all of it worked.
+ */
+export function addKubernetesVersion(release, log = (line) => process.stderr.write(`control-plane-assets: ${line}\n`)) {
+  const m = releasePattern.exec(release ?? '');
+  if (!m) throw new Error(`--add-version wants a release such as v1.37.2, not ${release ?? 'nothing'}`);
+  const dir = join(kubeModules, release);
+  if (existsSync(join(dir, 'go.mod'))) throw new Error(`${release} is already pinned (${join(dir, 'go.mod')})`);
+  const info = JSON.parse(goOutput(['mod', 'download', '-json', `k8s.io/kubernetes@${release}`], kubeModules));
+  if (info.Error || !info.GoMod) throw new Error(`k8s.io/kubernetes@${release}: ${info.Error ?? 'no go.mod in the download'}`);
+  const upstream = readFileSync(info.GoMod, 'utf8');
+  const goLine = /^go \S+$/m.exec(upstream)?.[0];
+  const godebug = /^godebug [^\n]+$/m.exec(upstream)?.[0];
+  const staging = [...upstream.matchAll(/^\s*(k8s\.io\/[\w./-]+) => \.\/staging\//gm)].map((x) => x[1]).sort();
+  if (!goLine || staging.length === 0) throw new Error(`the go.mod of k8s.io/kubernetes@${release} has no go line or no staging replacements`);
+  const tag = `v0.${m[2]}.${m[3]}`;
+  const text = [
+    `// Pins Kubernetes ${release}: builds kube-apiserver, kube-controller-manager, kube-scheduler and the`,
+    '// kubelet from the published k8s.io/kubernetes module. Written by',
+    `// \`node scripts/control-plane-assets.mjs --add-version ${release}\`; each staging module points at its`,
+    `// published tag ${tag}.`,
+    'module podlife.dev/test/control-plane/kube',
+    '',
+    goLine,
+    '',
+    ...(godebug ? [godebug, ''] : []),
+    'tool (',
+    ...TOOLS.map((t) => `\tk8s.io/kubernetes/cmd/${t}`),
+    ')',
+    '',
+    `require k8s.io/kubernetes ${release}`,
+    '',
+    'replace (',
+    ...staging.map((s) => `\t${s} => ${s} ${tag}`),
+    ')',
+    '',
+  ].join('\n');
+  const partial = `${dir}.partial-${process.pid}`;
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial, { recursive: true });
+  try {
+    writeFileSync(join(partial, 'go.mod'), text);
+    log(`resolving the dependencies of k8s.io/kubernetes ${release} (go mod tidy)`);
+    goOutput(['mod', 'tidy'], partial);
+    renameSync(partial, dir);
+  } catch (err) {
+    rmSync(partial, { recursive: true, force: true });
+    throw err;
+  }
+  log(`pinned ${release} in ${dir}; build it with ${VERSION_ENV}=${release} node scripts/control-plane-assets.mjs`);
+  return dir;
+}
+
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
 if (invokedDirectly) {
   const started = Date.now();
-  ensureControlPlaneAssets()
+  const args = process.argv.slice(2);
+  const addAt = args.indexOf('--add-version');
+  const unknown = args.filter((a, i) => !['--all', '--add-version'].includes(a) && !(addAt >= 0 && i === addAt + 1));
+  const work = unknown.length > 0
+    ? Promise.reject(new Error(`unknown argument ${unknown[0]} (usage: [--all | --add-version v1.X.Y])`))
+    : addAt >= 0
+      ? Promise.resolve().then(() => ({ dir: addKubernetesVersion(args[addAt + 1]) }))
+      : args.includes('--all')
+        // One release at a time: each build uses every core.
+        ? supportedKubernetesVersions().reduce((prev, kubernetes) => prev.then(() => ensureControlPlaneAssets({ kubernetes })), Promise.resolve())
+          .then(() => ({ dir: cacheRoot() }))
+        : ensureControlPlaneAssets();
+  work
     .then(({ dir }) => {
       process.stderr.write(`control-plane-assets: ready in ${seconds(Date.now() - started)}s: ${dir}\n`);
     })

@@ -18,11 +18,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { cacheRoot, ensureControlPlaneAssets, pinnedVersions } from './control-plane-assets.mjs';
+import { cacheRoot, ensureControlPlaneAssets, kubeModuleDir } from './control-plane-assets.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const imagesModule = join(repoRoot, 'test', 'node', 'images');
-const kubeModule = join(repoRoot, 'test', 'control-plane', 'kube');
 
 /** Debian packages and the files of theirs the node uses. */
 const HOST_PACKAGES = [
@@ -74,7 +73,7 @@ export function ensureHostPackages(log) {
 
 /** Where the k8s.io/kubernetes module's source is (for build/pause/linux/pause.c). */
 function kubernetesSourceDir(version) {
-  const out = sh('go', ['mod', 'download', '-json', `k8s.io/kubernetes@${version}`], { cwd: kubeModule });
+  const out = sh('go', ['mod', 'download', '-json', `k8s.io/kubernetes@${version}`], { cwd: kubeModuleDir(version) });
   const dir = JSON.parse(out).Dir;
   if (!dir || !existsSync(join(dir, 'build', 'pause', 'linux', 'pause.c'))) {
     throw new Error(`k8s.io/kubernetes@${version} has no build/pause/linux/pause.c (module folder: ${dir})`);
@@ -136,7 +135,7 @@ export async function ensureNodeAssets(opts = {}) {
   for (const name of ['kubelet', 'kube-scheduler']) {
     if (!existsSync(join(controlPlane.dir, name))) throw new Error(`${join(controlPlane.dir, name)} is missing (KUBEBUILDER_ASSETS must hold the kubelet and kube-scheduler for a real node)`);
   }
-  const { kubernetes } = pinnedVersions();
+  const { kubernetes } = controlPlane.versions;
   const pauseSource = join(kubernetesSourceDir(kubernetes), 'build', 'pause', 'linux', 'pause.c');
   const digest = imagesDigest(pauseSource);
   const dir = join(cacheRoot(), '..', 'node-images', digest);
