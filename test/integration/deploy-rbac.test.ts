@@ -3,6 +3,12 @@
  * as its ServiceAccount (a client certificate for `system:serviceaccount:<ns>:podlife-controller`,
  * which RBAC treats exactly like the account's token) through a full keystone scenario. Nothing
  * it needs may be denied, and namespace scoping must hold in RBAC, not only in the controller.
+ *
+ * The exec strategy is proven on the real node of the Kubernetes release under test
+ * (PODLIFE_K8S_VERSION): under the shipped rbac.yaml alone it signals a real container. How the API
+ * server authorizes a WebSocket exec differs by release, and is asserted per release: the upgrade is
+ * an HTTP GET, so `get` on pods/exec is always needed; from 1.35 the API server also checks `create`
+ * (AuthorizePodWebsocketUpgradeCreatePermission, on by default), so neither verb alone suffices there.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -22,9 +28,11 @@ import {
   type ControllerFlags,
   type KubeManifest,
 } from '@podlife/controller';
+import { createExecApi, stopByExec } from '@podlife/keystone';
 import { nodeReadinessRuleCrd } from '@podlife/node-readiness';
 import { sharedControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { SimulatedKubelet, SCRIPT_ANNOTATION } from '../support/kubelet.js';
+import { sharedRealCluster, type RealNode } from '../support/node.js';
 import { waitFor } from '../support/wait.js';
 
 const plural: Record<string, string> = {
@@ -243,5 +251,125 @@ describe('deploy manifests and RBAC (real API server)', function () {
     await assert.rejects(sa.get(podsPath(outside, 'not-mine')), (err: { status?: number }) => err.status === 403);
     await assert.rejects(sa.get('/api/v1/pods'), (err: { status?: number }) => err.status === 403);
     await assert.rejects(sa.get('/api/v1/namespaces/kube-system/secrets'), (err: { status?: number }) => err.status === 403);
+  });
+});
+
+/** `v1.34.4` -> 34; the minor of a `major.minor` Kubernetes 1.x release. */
+function minorOf(version: string): number {
+  const m = /^v1\.(\d+)\./.exec(version);
+  if (!m?.[1]) throw new Error(`not a Kubernetes 1.x version: ${version}`);
+  return Number(m[1]);
+}
+
+describe('the exec strategy under the shipped RBAC (real node)', function () {
+  this.timeout(180_000);
+  const suffix = randomBytes(3).toString('hex');
+  const system = `podlife-exec-sys-${suffix}`;
+  const scoped = `exec-in-${suffix}`;
+  let cp: ControlPlane;
+  let node: RealNode;
+  let version: string;
+  const clients: KubeClient[] = [];
+  const clusterScoped: KubeManifest[] = [];
+
+  /** The KubeConfig of `user`, once RBAC lets it read pods in the scoped namespace (bindings take a moment). */
+  async function kubeConfigOf(user: string, groups: string[]): Promise<KubeConfig> {
+    const kc = new KubeConfig();
+    kc.loadFromFile(await cp.kubeconfigFor(user, groups));
+    const client = await KubeClient.fromKubeConfig(kc);
+    clients.push(client);
+    await waitFor(`${user}'s binding in force`, async () => client.get(podsPath(scoped)).then(() => true));
+    return kc;
+  }
+
+  /** A Role granting `verbs` on pods/exec (and reading pods) in the scoped namespace, bound to `user`. */
+  async function bindExec(user: string, verbs: string[]): Promise<KubeConfig> {
+    const name = `exec-${verbs.join('-')}`;
+    const rbac = (resource: string) => resourcePath({ group: 'rbac.authorization.k8s.io', version: 'v1', resource, namespace: scoped });
+    await cp.client.create(rbac('roles'), {
+      metadata: { name },
+      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }, { apiGroups: [''], resources: ['pods/exec'], verbs }],
+    });
+    await cp.client.create(rbac('rolebindings'), {
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+    });
+    return kubeConfigOf(user, []);
+  }
+
+  /** A running busybox pod on the real node whose PID 1 exits 0 on TERM. */
+  async function runningPod(name: string): Promise<void> {
+    await cp.client.create(podsPath(scoped), {
+      metadata: { name },
+      spec: {
+        restartPolicy: 'Never',
+        terminationGracePeriodSeconds: 5,
+        containers: [{
+          name: 'proxy',
+          image: node.images.busybox,
+          imagePullPolicy: 'Never',
+          command: ['sh', '-c', "trap 'exit 0' TERM; touch /tmp/ready; sleep 3600 & wait"],
+          readinessProbe: { exec: { command: ['cat', '/tmp/ready'] }, periodSeconds: 1 },
+        }],
+      },
+    });
+    await waitFor(`${name} ready`, async () => {
+      const p = await cp.client.get<V1Pod>(podsPath(scoped, name));
+      return p.status?.containerStatuses?.[0]?.ready === true;
+    }, { timeoutMs: 60_000 });
+  }
+
+  before(async function () {
+    this.timeout(600_000);
+    ({ cp, node } = await sharedRealCluster());
+    version = cp.version;
+    await cp.client.create('/api/v1/namespaces', { metadata: { name: scoped } });
+    // rbac.yaml alone (its ServiceAccount's namespace too): no Deployment, no webhook.
+    const options = { ...defaultDeployOptions, namespace: system, namespaces: [scoped] };
+    const files = deployFiles(options);
+    const rbac = files.find((f) => f.name === 'rbac.yaml');
+    assert.ok(rbac, 'deployFiles ships rbac.yaml');
+    for (const m of [...(files.find((f) => f.name === 'namespace.yaml')?.manifests ?? []), ...rbac.manifests]) {
+      await applyServerSide(cp.client, m);
+      if (!m.metadata.namespace && m.kind !== 'Namespace') clusterScoped.push(m);
+    }
+  });
+
+  after(async () => {
+    for (const c of clients) c.close();
+    for (const ns of [scoped, system]) await cp?.client.delete(`/api/v1/namespaces/${ns}`).catch(() => undefined);
+    for (const m of clusterScoped) await cp.client.delete(pathOf(m)).catch(() => undefined);
+  });
+
+  it('as the controller\'s ServiceAccount, the exec strategy delivers TERM to a real container', async () => {
+    const kc = await kubeConfigOf(`system:serviceaccount:${system}:${SERVICE_ACCOUNT}`, ['system:serviceaccounts', `system:serviceaccounts:${system}`]);
+    await runningPod('stop-by-exec');
+    const attempt = await stopByExec(createExecApi(kc, { timeoutMs: 20_000 }), { namespace: scoped, name: 'stop-by-exec' }, 'proxy', { kind: 'signal', signal: 'TERM' });
+    assert.equal(attempt.ok, true, `exec on ${version}: ${attempt.error ?? ''}`);
+    assert.equal(attempt.noHandler, undefined, 'sh traps TERM, so PID 1 has a handler');
+    const p = await waitFor('the container terminated by its trap', async () => {
+      const pod = await cp.client.get<V1Pod>(podsPath(scoped, 'stop-by-exec'));
+      return pod.status?.containerStatuses?.[0]?.state?.terminated && pod;
+    }, { timeoutMs: 30_000 });
+    assert.equal(p.status?.containerStatuses?.[0]?.state?.terminated?.exitCode, 0, 'exit 0 comes from the TERM trap, not a kill');
+  });
+
+  it('WebSocket exec is authorized as `get`, and from 1.35 also as `create` (asserted for this release)', async () => {
+    await runningPod('exec-verbs');
+    const minor = minorOf(version);
+    const expected: Record<string, boolean> = {
+      'get': minor < 35,
+      'create': false,
+      'get,create': true,
+    };
+    const seen: Record<string, boolean> = {};
+    for (const verbs of Object.keys(expected)) {
+      const kc = await bindExec(`exec-${verbs.replace(',', '-')}-${suffix}`, verbs.split(','));
+      const r = await createExecApi(kc, { timeoutMs: 20_000 }).exec({ namespace: scoped, name: 'exec-verbs' }, 'proxy', ['true']);
+      if (r.exitCode !== 0) assert.match(r.error ?? '', /403|forbidden/i, `a refused exec is refused by authorization (${verbs}): ${r.error ?? ''}`);
+      seen[verbs] = r.exitCode === 0;
+    }
+    assert.deepEqual(seen, expected, `pods/exec verbs that let a WebSocket exec through on ${version}`);
   });
 });

@@ -90,6 +90,12 @@ export function exitCodeOf(status: V1Status): number | undefined {
   return Number.isInteger(code) ? code : undefined;
 }
 
+function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  const message = (err as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && message !== '' ? message : String(err);
+}
+
 /** pods/exec through client-node's websocket `Exec`, each call bounded by `timeoutMs` (default 10 s). */
 export function createExecApi(kc: KubeConfig, opts: { timeoutMs?: number } = {}): PodExecApi {
   const exec = new Exec(kc);
@@ -126,7 +132,9 @@ export function createExecApi(kc: KubeConfig, opts: { timeoutMs?: number } = {})
             if (settled) ws.close();
             ws.on('close', () => finish(undefined, 'connection closed before an exit status'));
           })
-          .catch((err: unknown) => finish(undefined, err instanceof Error ? err.message : String(err)));
+          // A refused upgrade rejects with the WebSocket's ErrorEvent (not an Error), whose message
+          // carries the status ("Unexpected server response: 403").
+          .catch((err: unknown) => finish(undefined, errorText(err)));
       });
     },
   };
