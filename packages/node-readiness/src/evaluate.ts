@@ -15,7 +15,7 @@
  *   is removed. That is only safe once the caller's rule cache is complete: do not call before
  *   the rule informer has synced.
  */
-import type { V1Node, V1Taint } from '@kubernetes/client-node';
+import type { V1Node, V1NodeCondition, V1Taint } from '@kubernetes/client-node';
 import { describeObservation, observeCondition } from './condition-state.js';
 import type { ConditionObservation } from './condition-state.js';
 import { ReadinessTaintPrefix } from './names.js';
@@ -120,6 +120,28 @@ function ruleTaint(rule: ResolvedRule, nowMs: number): V1Taint {
   return t;
 }
 
+/** What one evaluation reads from the node and its rules, and the decision it fills in. */
+interface NodeView {
+  readonly set: RuleSet;
+  readonly nowMs: number;
+  readonly taints: V1Taint[];
+  /** The node's taints by key:effect. */
+  readonly present: Map<string, V1Taint>;
+  /** The managed-taints annotation: taint id -> the rule that put (or adopted) it. */
+  readonly owned: Map<string, string>;
+  /** The completion annotation: gate -> when it passed. */
+  readonly completed: Map<string, string>;
+  readonly labels: Record<string, string> | undefined;
+  readonly conditions: V1NodeCondition[] | undefined;
+  readonly activeByName: Map<string, ResolvedRule>;
+  /** Taint ids a gate has already decided on; later passes leave them alone. */
+  readonly handled: Set<string>;
+  readonly decision: NodeDecision;
+}
+
+/** The fields every gate evaluation of a rule shares. */
+type GateBase = Pick<GateEvaluation, 'gate' | 'source' | 'taint' | 'mode' | 'dryRun' | 'selected' | 'tainted'>;
+
 export function evaluateNode(
   node: V1Node,
   rules: readonly NodeReadinessRule[] | RuleSet,
@@ -127,135 +149,168 @@ export function evaluateNode(
   options: EvaluateOptions = {},
 ): NodeDecision {
   const set = Array.isArray(rules) ? resolveRules(rules as readonly NodeReadinessRule[]) : (rules as RuleSet);
-  const decision: NodeDecision = { node: node.metadata?.name ?? '', gates: [], changes: [], dryRun: [] };
+  const view = readNode(node, set, nowMs);
+  for (const rule of set.active) evaluateRule(view, rule);
+  releaseOrphans(view);
+  if (options.zeroConfig !== false) evaluateZeroConfig(view, options);
+  return view.decision;
+}
+
+function readNode(node: V1Node, set: RuleSet, nowMs: number): NodeView {
   const taints = node.spec?.taints ?? [];
-  const present = new Map(taints.map((t) => [taintId(t), t]));
-  const owned = readManagedTaints(node);
-  const completed = readCompletions(node);
-  const labels = node.metadata?.labels;
-  const nodeConditions = node.status?.conditions;
-  const activeByName = new Map(set.active.map((r) => [r.name, r]));
-  const deletingNames = new Set(set.deleting.map((r) => r.name));
-  /** An ownership entry still in force: its owner exists, is not being deleted, and still manages this key+effect. */
-  const liveOwner = (id: string): string | undefined => {
-    const owner = owned.get(id);
-    if (owner === undefined) return undefined;
-    if (set.rejected.has(owner)) return owner;
-    const active = activeByName.get(owner);
-    return active && taintId(active.taint) === id ? owner : undefined;
+  return {
+    set,
+    nowMs,
+    taints,
+    present: new Map(taints.map((t) => [taintId(t), t])),
+    owned: readManagedTaints(node),
+    completed: readCompletions(node),
+    labels: node.metadata?.labels,
+    conditions: node.status?.conditions,
+    activeByName: new Map(set.active.map((r) => [r.name, r])),
+    handled: new Set(),
+    decision: { node: node.metadata?.name ?? '', gates: [], changes: [], dryRun: [] },
   };
-  const handled = new Set<string>();
-  const later = (ms: number): void => {
-    decision.nextEvaluationAtMs = Math.min(decision.nextEvaluationAtMs ?? Infinity, ms);
+}
+
+/** The owner of an ownership entry still in force: it exists, is not being deleted, and still manages this key+effect. */
+function liveOwner(view: NodeView, id: string): string | undefined {
+  const owner = view.owned.get(id);
+  if (owner === undefined) return undefined;
+  if (view.set.rejected.has(owner)) return owner;
+  const active = view.activeByName.get(owner);
+  return active && taintId(active.taint) === id ? owner : undefined;
+}
+
+function evaluateAgainLater(decision: NodeDecision, ms: number): void {
+  decision.nextEvaluationAtMs = Math.min(decision.nextEvaluationAtMs ?? Infinity, ms);
+}
+
+/** One rule in force: not selected, owned by another rule, already passed, or judged on its conditions. */
+function evaluateRule(view: NodeView, rule: ResolvedRule): void {
+  const id = taintId(rule.taint);
+  const tainted = view.present.has(id);
+  const ownedByMe = view.owned.get(id) === rule.name;
+  const selected = selectorMatches(rule.selector, view.labels);
+  const base: GateBase = { gate: rule.name, source: 'rule', taint: view.present.get(id) ?? ruleTaint(rule, view.nowMs), mode: rule.mode, dryRun: rule.dryRun, selected, tainted };
+  if (!selected) return notSelected(view, rule, base, id, ownedByMe);
+  view.handled.add(id);
+  const owner = liveOwner(view, id);
+  const { decision } = view;
+  if (owner !== undefined && owner !== rule.name) {
+    decision.gates.push({ ...base, conditions: [], satisfied: false, failing: false, state: 'foreign', holding: false, message: `taint is owned by rule "${owner}"; left alone` });
+    return;
+  }
+  if (rule.mode === 'bootstrap-only' && view.completed.has(rule.name)) {
+    if (ownedByMe && !rule.dryRun) decision.changes.push(change('release', base, 'rule', 'gate already passed'));
+    decision.gates.push({ ...base, conditions: [], satisfied: true, failing: false, state: 'completed', holding: false, message: `passed at ${view.completed.get(rule.name)}; bootstrap-only gates are never re-applied` });
+    return;
+  }
+  decision.gates.push(judgeGate(view, rule, base, ownedByMe));
+}
+
+/** A rule that does not select the node releases the taint it put there, and otherwise says so. */
+function notSelected(view: NodeView, rule: ResolvedRule, base: GateBase, id: string, ownedByMe: boolean): void {
+  let message = 'node is not selected by this rule';
+  if (ownedByMe) {
+    view.handled.add(id);
+    message = `node left the selector: releasing the taint rule "${rule.name}" put here`;
+    view.decision.changes.push(change(base.tainted ? 'remove' : 'release', base, 'cleanup', message));
+  }
+  view.decision.gates.push({ ...base, conditions: [], satisfied: false, failing: false, state: 'not-selected', holding: false, message });
+}
+
+/** The gate's conditions decide: release or hold a taint that is there; add a failing gate's taint once debounced. */
+function judgeGate(view: NodeView, rule: ResolvedRule, base: GateBase, ownedByMe: boolean): GateEvaluation {
+  const conditions = rule.conditions.map((c) => observeCondition(view.conditions, c, rule.maxConditionAgeMs, view.nowMs));
+  const { satisfied, failing } = combine(conditions, rule.match);
+  const why = conditions.map((o) => describeObservation(o, view.nowMs, rule.maxConditionAgeMs)).join('; ');
+  const gate: GateEvaluation = { ...base, conditions, satisfied, failing, state: stateOf(conditions, satisfied), holding: false, message: why };
+  if (base.tainted) releaseOrHold(view, rule, gate, ownedByMe, why);
+  else addOrWait(view, rule, gate, ownedByMe, why);
+  return gate;
+}
+
+/** The taint is on the node: removed once the conditions are satisfied, else held (and adopted if nobody recorded it). */
+function releaseOrHold(view: NodeView, rule: ResolvedRule, gate: GateEvaluation, ownedByMe: boolean, why: string): void {
+  const { decision } = view;
+  if (gate.satisfied) {
+    const since = satisfiedSince(gate.conditions, rule.match);
+    (rule.dryRun ? decision.dryRun : decision.changes).push({
+      ...change('remove', gate, 'rule', `${rule.match === 'anyOf' ? 'a condition' : 'every condition'} is satisfied: ${why}`),
+      complete: rule.mode === 'bootstrap-only',
+      ...(since !== undefined ? { satisfiedSinceMs: since } : {}),
+    });
+    gate.message = `released: ${why}`;
+    return;
+  }
+  gate.holding = true;
+  gate.message = `holding: ${why}`;
+  if (!ownedByMe && !rule.dryRun) decision.changes.push(change('adopt', gate, 'rule', 'taint was already on the node'));
+}
+
+/**
+ * The taint is not on the node: a continuous gate adds it once an explicit failure has lasted the
+ * debounce (until then, it asks to be evaluated again when that expires); otherwise nothing is
+ * added, and an ownership record of a taint someone else removed is dropped.
+ */
+function addOrWait(view: NodeView, rule: ResolvedRule, gate: GateEvaluation, ownedByMe: boolean, why: string): void {
+  const { decision, nowMs } = view;
+  const forgetRemovedTaint = (): void => {
+    if (ownedByMe && !rule.dryRun) decision.changes.push(change('release', gate, 'rule', 'taint was removed by someone else'));
   };
+  if (rule.mode !== 'continuous' || !gate.failing) {
+    gate.message = `${gate.satisfied ? 'ready' : rule.mode === 'bootstrap-only' ? 'not gated (bootstrap-only never adds its taint)' : 'not tainted (only an explicit failing status adds it)'}: ${why}`;
+    return forgetRemovedTaint();
+  }
+  const dueAt = failingSince(gate.conditions, rule.match) + rule.debounceMs;
+  if (dueAt <= nowMs) {
+    (rule.dryRun ? decision.dryRun : decision.changes).push(change('add', gate, 'rule', `explicitly failing for at least ${rule.debounceMs / 1000}s: ${why}`));
+    gate.holding = !rule.dryRun;
+    gate.message = `tainting: ${why}`;
+    return;
+  }
+  gate.addDueAtMs = dueAt;
+  gate.message = `failing; taint returns in ${Math.ceil((dueAt - nowMs) / 1000)}s unless it recovers: ${why}`;
+  evaluateAgainLater(decision, dueAt);
+  forgetRemovedTaint();
+}
 
-  for (const rule of set.active) {
-    const id = taintId(rule.taint);
-    const tainted = present.has(id);
-    const ownedByMe = owned.get(id) === rule.name;
-    const selected = selectorMatches(rule.selector, labels);
-    const base = { gate: rule.name, source: 'rule' as const, taint: present.get(id) ?? ruleTaint(rule, nowMs), mode: rule.mode, dryRun: rule.dryRun, selected, tainted };
+function change(op: TaintOp, base: GateBase, source: TaintChange['source'], reason: string): TaintChange {
+  return { op, taint: base.taint, gate: base.gate, source, complete: false, reason };
+}
 
-    if (!selected) {
-      let message = 'node is not selected by this rule';
-      if (ownedByMe) {
-        handled.add(id);
-        message = `node left the selector: releasing the taint rule "${rule.name}" put here`;
-        decision.changes.push({ op: tainted ? 'remove' : 'release', taint: base.taint, gate: rule.name, source: 'cleanup', complete: false, reason: message });
-      }
-      decision.gates.push({ ...base, conditions: [], satisfied: false, failing: false, state: 'not-selected', holding: false, message });
+/** Ownership entries nobody in force claims any more: the owner was deleted, is being deleted, or changed taint. */
+function releaseOrphans(view: NodeView): void {
+  const deleting = new Set(view.set.deleting.map((r) => r.name));
+  for (const [id, owner] of view.owned) {
+    if (view.handled.has(id) || liveOwner(view, id) !== undefined) continue;
+    view.handled.add(id);
+    const taint = view.present.get(id) ?? taintFromId(id);
+    const reason = deleting.has(owner) ? `rule "${owner}" is being deleted` : `rule "${owner}" no longer manages this taint`;
+    view.decision.changes.push({ op: view.present.has(id) ? 'remove' : 'release', taint, gate: owner, source: 'cleanup', complete: false, reason });
+  }
+}
+
+/** Unclaimed `readiness.k8s.io/<Type>` taints: removed (once, recorded as passed) when condition <Type> is True. */
+function evaluateZeroConfig(view: NodeView, options: EvaluateOptions): void {
+  const { decision, nowMs } = view;
+  for (const t of view.taints) {
+    const id = taintId(t);
+    if (!t.key.startsWith(ReadinessTaintPrefix) || view.handled.has(id) || view.owned.has(id) || view.set.claimedKeys.has(t.key)) continue;
+    const type = t.key.slice(ReadinessTaintPrefix.length);
+    const base = { gate: t.key, source: 'zero-config' as const, taint: t, mode: 'bootstrap-only' as const, dryRun: false, selected: true, tainted: true };
+    if (view.completed.has(t.key)) {
+      decision.gates.push({ ...base, conditions: [], satisfied: true, failing: false, state: 'completed', holding: false, message: `passed at ${view.completed.get(t.key)}; the taint was put back by someone else and is left alone` });
       continue;
     }
-    handled.add(id);
-
-    const owner = liveOwner(id);
-    if (owner !== undefined && owner !== rule.name) {
-      decision.gates.push({ ...base, conditions: [], satisfied: false, failing: false, state: 'foreign', holding: false, message: `taint is owned by rule "${owner}"; left alone` });
-      continue;
+    const o = observeCondition(view.conditions, { type, requiredStatus: 'True' }, options.zeroConfigMaxConditionAgeMs, nowMs);
+    const why = describeObservation(o, nowMs, options.zeroConfigMaxConditionAgeMs);
+    if (o.satisfied) {
+      decision.changes.push({ op: 'remove', taint: t, gate: t.key, source: 'zero-config', complete: true, ...(o.transitionMs !== undefined ? { satisfiedSinceMs: o.transitionMs } : {}), reason: `zero-config: ${why}` });
     }
-
-    if (rule.mode === 'bootstrap-only' && completed.has(rule.name)) {
-      if (ownedByMe && !rule.dryRun) {
-        decision.changes.push({ op: 'release', taint: base.taint, gate: rule.name, source: 'rule', complete: false, reason: 'gate already passed' });
-      }
-      decision.gates.push({ ...base, conditions: [], satisfied: true, failing: false, state: 'completed', holding: false, message: `passed at ${completed.get(rule.name)}; bootstrap-only gates are never re-applied` });
-      continue;
-    }
-
-    const conditions = rule.conditions.map((c) => observeCondition(nodeConditions, c, rule.maxConditionAgeMs, nowMs));
-    const { satisfied, failing } = combine(conditions, rule.match);
-    const state = stateOf(conditions, satisfied);
-    const why = conditions.map((o) => describeObservation(o, nowMs, rule.maxConditionAgeMs)).join('; ');
-    const target = rule.dryRun ? decision.dryRun : decision.changes;
-    const gate: GateEvaluation = { ...base, conditions, satisfied, failing, state, holding: false, message: why };
-
-    if (tainted) {
-      if (satisfied) {
-        const since = satisfiedSince(conditions, rule.match);
-        target.push({
-          op: 'remove',
-          taint: base.taint,
-          gate: rule.name,
-          source: 'rule',
-          complete: rule.mode === 'bootstrap-only',
-          ...(since !== undefined ? { satisfiedSinceMs: since } : {}),
-          reason: `${rule.match === 'anyOf' ? 'a condition' : 'every condition'} is satisfied: ${why}`,
-        });
-        gate.message = `released: ${why}`;
-      } else {
-        gate.holding = true;
-        gate.message = `holding: ${why}`;
-        if (!ownedByMe && !rule.dryRun) {
-          decision.changes.push({ op: 'adopt', taint: base.taint, gate: rule.name, source: 'rule', complete: false, reason: 'taint was already on the node' });
-        }
-      }
-    } else if (rule.mode === 'continuous' && failing) {
-      const dueAt = failingSince(conditions, rule.match) + rule.debounceMs;
-      if (dueAt <= nowMs) {
-        target.push({ op: 'add', taint: base.taint, gate: rule.name, source: 'rule', complete: false, reason: `explicitly failing for at least ${rule.debounceMs / 1000}s: ${why}` });
-        gate.holding = !rule.dryRun;
-        gate.message = `tainting: ${why}`;
-      } else {
-        gate.addDueAtMs = dueAt;
-        gate.message = `failing; taint returns in ${Math.ceil((dueAt - nowMs) / 1000)}s unless it recovers: ${why}`;
-        later(dueAt);
-        if (ownedByMe && !rule.dryRun) decision.changes.push({ op: 'release', taint: base.taint, gate: rule.name, source: 'rule', complete: false, reason: 'taint was removed by someone else' });
-      }
-    } else {
-      gate.message = `${satisfied ? 'ready' : rule.mode === 'bootstrap-only' ? 'not gated (bootstrap-only never adds its taint)' : 'not tainted (only an explicit failing status adds it)'}: ${why}`;
-      if (ownedByMe && !rule.dryRun) decision.changes.push({ op: 'release', taint: base.taint, gate: rule.name, source: 'rule', complete: false, reason: 'taint was removed by someone else' });
-    }
-    decision.gates.push(gate);
+    decision.gates.push({ ...base, conditions: [o], satisfied: o.satisfied, failing: o.failing, state: stateOf([o], o.satisfied), holding: !o.satisfied, message: `${o.satisfied ? 'released' : 'holding'} (zero-config): ${why}` });
   }
-
-  // Ownership entries nobody in force claims any more: the owner was deleted, is being deleted, or changed taint.
-  for (const [id, owner] of owned) {
-    if (handled.has(id) || liveOwner(id) !== undefined) continue;
-    handled.add(id);
-    const taint = present.get(id) ?? taintFromId(id);
-    const reason = deletingNames.has(owner) ? `rule "${owner}" is being deleted` : `rule "${owner}" no longer manages this taint`;
-    decision.changes.push({ op: present.has(id) ? 'remove' : 'release', taint, gate: owner, source: 'cleanup', complete: false, reason });
-  }
-
-  if (options.zeroConfig !== false) {
-    for (const t of taints) {
-      const id = taintId(t);
-      if (!t.key.startsWith(ReadinessTaintPrefix) || handled.has(id) || owned.has(id) || set.claimedKeys.has(t.key)) continue;
-      const type = t.key.slice(ReadinessTaintPrefix.length);
-      const base = { gate: t.key, source: 'zero-config' as const, taint: t, mode: 'bootstrap-only' as const, dryRun: false, selected: true, tainted: true };
-      if (completed.has(t.key)) {
-        decision.gates.push({ ...base, conditions: [], satisfied: true, failing: false, state: 'completed', holding: false, message: `passed at ${completed.get(t.key)}; the taint was put back by someone else and is left alone` });
-        continue;
-      }
-      const o = observeCondition(nodeConditions, { type, requiredStatus: 'True' }, options.zeroConfigMaxConditionAgeMs, nowMs);
-      const why = describeObservation(o, nowMs, options.zeroConfigMaxConditionAgeMs);
-      if (o.satisfied) {
-        decision.changes.push({ op: 'remove', taint: t, gate: t.key, source: 'zero-config', complete: true, ...(o.transitionMs !== undefined ? { satisfiedSinceMs: o.transitionMs } : {}), reason: `zero-config: ${why}` });
-      }
-      decision.gates.push({ ...base, conditions: [o], satisfied: o.satisfied, failing: o.failing, state: stateOf([o], o.satisfied), holding: !o.satisfied, message: `${o.satisfied ? 'released' : 'holding'} (zero-config): ${why}` });
-    }
-  }
-  return decision;
 }
 
 function taintFromId(id: string): V1Taint {
