@@ -27,11 +27,14 @@
  *   when the regular containers are done and won't restart, sidecars get TERM, and the phase
  *   turns Succeeded/Failed only once every container has stopped;
  * - deletion: running containers get TERM (sidecars after the regular ones), KILL when the
- *   grace period ends; then the final status is written and the pod is deleted with
+ *   grace period ends (at least 2 s, the kubelet's minimum, even for a zero grace period); then the final status is written and the pod is deleted with
  *   gracePeriodSeconds=0 and a UID precondition, as the kubelet confirms a deletion; a pod that
  *   is already terminal is confirmed at once;
  * - status.phase made terminal by someone else: remaining containers are stopped the same way,
  *   the phase written by that someone is kept;
+ * - a pod removed from the API while containers still run (the API server deletes a terminal pod
+ *   at once, whatever grace period was asked for) has them stopped as a kubelet stops an orphaned
+ *   pod's: TERM, then KILL after the deletion's grace period (at least 2 s), with nothing written;
  * - ephemeral containers are started when they appear; what they do (signal their target) is
  *   described in kubelet-script.ts. Exec, logs, probes and preStop hooks are not simulated;
  * - every intermediate state is written (snapshots are queued, not coalesced), in order, and a
@@ -67,7 +70,19 @@ export interface SimulatedKubeletOptions {
   /** kubeletVersion for nodes that do not say (default v1.35.4). */
   kubeletVersion?: string;
   log?: (line: string) => void;
+  /** What the kubelet does to containers, as it happens (the chaos soak counts stops from these). */
+  onRecord?: (record: KubeletRecord) => void;
 }
+
+/**
+ * One thing the simulated kubelet did, stamped with its own clock: a signal reaching a container
+ * (from an ephemeral container's `kill … 1`, or from the kubelet ending the pod), a container
+ * exiting, a pod whose containers have all stopped.
+ */
+export type KubeletRecord =
+  | { kind: 'signal'; atMs: number; uid: string; namespace: string; pod: string; container: string; signal: SignalName; from: string; running: boolean }
+  | { kind: 'exit'; atMs: number; uid: string; namespace: string; pod: string; container: string; exitCode: number }
+  | { kind: 'finished'; atMs: number; uid: string; namespace: string; pod: string; phase: 'Succeeded' | 'Failed'; cause: 'completed' | 'deleted' | 'external' };
 
 type Kind = 'init' | 'sidecar' | 'regular' | 'ephemeral';
 type Phase = 'Pending' | 'Running' | 'Succeeded' | 'Failed';
@@ -133,9 +148,13 @@ interface PodRun {
   chain: Promise<void>;
   lastWritten?: string;
   gone: boolean;
+  /** The API object is gone while containers still run: they are being stopped, nothing is written. */
+  removed: boolean;
   timers: Set<NodeJS.Timeout>;
 }
 
+/** The kubelet's least grace period when it kills a pod (minimumGracePeriodInSeconds). */
+const MIN_KILL_GRACE_SECONDS = 2;
 const OWN_CONDITIONS = ['PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready'] as const;
 const SIM_NODE_ADDRESS_BASE = '172.30.0.';
 
@@ -188,6 +207,10 @@ export class SimulatedKubelet {
 
   private log(line: string): void {
     this.opts.log?.(`kubelet: ${line}`);
+  }
+
+  private record(record: KubeletRecord): void {
+    this.opts.onRecord?.(record);
   }
 
   /** Creates (or updates) a Node and writes its status as a kubelet registering would. */
@@ -340,11 +363,22 @@ export class SimulatedKubelet {
     this.binding.delete(uid);
     this.unschedulableNoted.delete(uid);
     const run = this.runs.get(uid);
-    if (run) {
+    if (run) this.orphan(run, pod);
+  }
+
+  /** The pod's API object is gone: what still runs is stopped as a kubelet stops an orphaned pod's, and nothing more is written. */
+  private orphan(run: PodRun, last: V1Pod): void {
+    if (run.removed) return;
+    if (run.finished || run.gone || this.stopped) {
       run.gone = true;
       this.clearRunTimers(run);
-      this.runs.delete(uid);
+      this.runs.delete(run.uid);
+      return;
     }
+    run.removed = true;
+    const graceSeconds = last.metadata?.deletionGracePeriodSeconds ?? last.spec?.terminationGracePeriodSeconds ?? 30;
+    this.log(`${run.namespace}/${run.name}: removed from the API while containers run; stopping them`);
+    this.beginEnding(run, 'deleted', Math.max(MIN_KILL_GRACE_SECONDS, graceSeconds) * 1000);
   }
 
   // ---- scheduling -----------------------------------------------------------------------
@@ -424,7 +458,7 @@ export class SimulatedKubelet {
     const run: PodRun = {
       uid, namespace: pod.metadata?.namespace ?? '', name: pod.metadata?.name ?? '', node, pod, script,
       startTime: Date.now(), sandboxReady: false, containers: new Map(), finished: false, phase: 'Pending',
-      conditions: new Map(), chain: Promise.resolve(), gone: false, timers: new Set(),
+      conditions: new Map(), chain: Promise.resolve(), gone: false, removed: false, timers: new Set(),
     };
     const add = (c: V1Container, kind: Kind): void => {
       run.containers.set(c.name, {
@@ -455,7 +489,8 @@ export class SimulatedKubelet {
         void this.confirmDeletion(pod);
         return;
       }
-      const graceMs = (pod.metadata.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
+      const graceSeconds = pod.metadata.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+      const graceMs = Math.max(MIN_KILL_GRACE_SECONDS, graceSeconds) * 1000;
       this.beginEnding(run, 'deleted', graceMs);
     } else if (isTerminalPhase(pod.status?.phase) && !run.finished && run.phase !== pod.status?.phase) {
       run.externalPhase = pod.status?.phase;
@@ -582,7 +617,7 @@ export class SimulatedKubelet {
     if (signal && target) {
       if (!run.pod.spec?.shareProcessNamespace) {
         this.log(`${run.namespace}/${run.name}: ephemeral ${c.name} sends ${signal} to ${target.name}`);
-        this.signal(run, target, signal);
+        this.signal(run, target, signal, `ephemeral:${c.name}`);
       }
       this.after(run, c, c.script.runMs ?? 0, () => this.exit(run, c, c.script.exitCode ?? 0));
     } else if (c.script.runMs !== undefined) {
@@ -590,7 +625,10 @@ export class SimulatedKubelet {
     }
   }
 
-  private signal(run: PodRun, c: ContainerRun, signal: SignalName): void {
+  private signal(run: PodRun, c: ContainerRun, signal: SignalName, from = 'kubelet'): void {
+    if (from !== 'kubelet' || c.state === 'running') {
+      this.record({ kind: 'signal', atMs: Date.now(), uid: run.uid, namespace: run.namespace, pod: run.name, container: c.name, signal, from, running: c.state === 'running' });
+    }
     if (c.state !== 'running') return;
     const code = exitCodeForSignal(c.script, signal);
     if (code === undefined) return;
@@ -612,6 +650,7 @@ export class SimulatedKubelet {
     c.timers.clear();
     c.state = 'terminated';
     c.ready = false;
+    if (c.kind !== 'ephemeral') this.record({ kind: 'exit', atMs: Date.now(), uid: run.uid, namespace: run.namespace, pod: run.name, container: c.name, exitCode });
     c.terminated = {
       exitCode, reason: reason ?? (exitCode === 0 ? 'Completed' : 'Error'),
       startedAt: c.startedAt, finishedAt: Date.now(), containerID: c.containerID,
@@ -682,7 +721,12 @@ export class SimulatedKubelet {
       this.list(run, 'init').every((c) => c.state === 'terminated' && c.terminated?.exitCode === 0);
     run.phase = run.externalPhase ?? (succeeded ? 'Succeeded' : 'Failed');
     this.log(`${run.namespace}/${run.name}: ${run.phase}`);
-    if (ending.cause === 'deleted') {
+    this.record({ kind: 'finished', atMs: Date.now(), uid: run.uid, namespace: run.namespace, pod: run.name, phase: run.phase === 'Succeeded' ? 'Succeeded' : 'Failed', cause: ending.cause });
+    if (run.removed) {
+      run.gone = true;
+      this.clearRunTimers(run);
+      this.runs.delete(run.uid);
+    } else if (ending.cause === 'deleted') {
       this.snapshot(run);
       run.chain = run.chain.then(() => this.confirmDeletion(run.pod));
     }
@@ -777,7 +821,7 @@ export class SimulatedKubelet {
 
   /** Queues the current state as a status write (every transition gets its own write). */
   private snapshot(run: PodRun): void {
-    if (run.gone) return;
+    if (run.gone || run.removed) return;
     this.computeConditions(run);
     const nodeIndex = this.nodes.get(run.node)?.index ?? 0;
     const hostIP = `${SIM_NODE_ADDRESS_BASE}${nodeIndex + 2}`;
@@ -807,14 +851,14 @@ export class SimulatedKubelet {
   private async write(run: PodRun, text: string): Promise<void> {
     if (text === run.lastWritten) return;
     const path = resourcePath({ version: 'v1', resource: 'pods', namespace: run.namespace, name: run.name, subresource: 'status' });
-    for (let attempt = 0; !run.gone && !this.stopped; attempt++) {
+    for (let attempt = 0; !run.gone && !run.removed && !this.stopped; attempt++) {
       try {
         await this.client.patch(path, `{"metadata":{"uid":${JSON.stringify(run.uid)}},"status":${text}}`, ContentType.StrategicMergePatch);
         run.lastWritten = text;
         return;
       } catch (err) {
         if (isNotFound(err) || isConflict(err)) {
-          run.gone = true;
+          this.orphan(run, run.pod);
           return;
         }
         this.log(`${run.namespace}/${run.name}: status write failed (${err instanceof Error ? err.message : String(err)}); retrying`);
