@@ -12,7 +12,7 @@
  */
 import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { Informer, KubeClient, stripManagedFields } from '@podlife/core';
-import { keepLifecycleFields } from '@podlife/controller';
+import { keepLifecycleFields } from '@podlife/keystone';
 import { OPT_IN_EVERY } from './api.js';
 import { TRANSFORMS, type TransformName } from './transforms.js';
 

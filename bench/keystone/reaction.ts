@@ -12,7 +12,7 @@ import os from 'node:os';
 import type { V1Pod } from '@kubernetes/client-node';
 import { ContentType, Informer, Manager, resourcePath, type KubeClient } from '@podlife/core';
 import type { PodApi } from '@podlife/keystone';
-import { keystoneController } from '@podlife/controller';
+import { keystoneController } from '@podlife/keystone';
 import { startControlPlane } from '../../test/support/control-plane.js';
 
 const arg = (name: string, dflt: number): number => {
@@ -86,7 +86,7 @@ try {
   const manager = new Manager({ client });
   const controller = keystoneController(manager, {
     pods,
-    config: { defaultStrategy: 'ephemeral', ephemeralContainerImage: 'stopper:1.0', namespaces: [ns] },
+    config: { strategy: 'ephemeral', ephemeralImage: 'stopper:1.0', namespaces: [ns] },
   });
   manager.add(controller);
 

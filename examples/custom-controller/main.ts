@@ -7,7 +7,7 @@
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, Manager, createLogger } from '@podlife/core';
-import { keystoneController } from '@podlife/controller';
+import { keystoneController } from '@podlife/keystone';
 
 const kubeConfig = new KubeConfig();
 kubeConfig.loadFromDefault();

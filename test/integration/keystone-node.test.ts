@@ -363,10 +363,7 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
       measured.push(`restartPolicy Always keystone: containers gone ${goneAt - seenAt} ms after the deletion was seen`);
     });
 
-    // Known defect, open: after the escalation records status.phase=Succeeded and waits for the Job to
-    // count it, the pod can be seen Running again (the kubelet's own status) before the Job counted
-    // it, and nothing records the phase again, so the Job never completes. Pending until fixed.
-    it.skip('escalation of a sidecar that handles TERM but does not exit: the kubelet ends it, the Job completes', async () => {
+    it('escalation of a sidecar that handles TERM but does not exit: the kubelet ends it, the Job completes', async () => {
       await createJob(ns, 'stubborn', podTemplate({
         containers: [main('app', { waitFor: ['proxy'] }), busybox('proxy', `trap 'echo ignoring TERM' TERM; touch /sync/proxy; while true; do sleep 0.2; done`)],
         roles: { proxy: 'sidecar' },

@@ -342,11 +342,7 @@ describe('keystone under the restricted Pod Security profile (real node, PodSecu
     });
   });
 
-  // Known defect, open: on a refused stop the escalation records status.phase=Succeeded and waits for the
-  // Job to count it, but the pod is later seen Running again with the sidecar alive, so the Job never
-  // completes. It passed repeatedly and then failed on every run on the same machine; until the cause
-  // is found this scenario is reported as pending rather than hidden.
-  it.skip('a stop container context that violates the profile is refused, and podlife reports it and ends the pod instead of hanging', async () => {
+  it('a stop container context that violates the profile is refused, and podlife reports it and ends the pod instead of hanging', async () => {
     const ns = await restrictedNamespace('restricted-refused');
     // An admin asking for CAP_KILL and escalation, which "restricted" forbids.
     await startApp(ns, configFrom([

@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { describe, it, before, after } from 'mocha';
 import type { V1Pod } from '@kubernetes/client-node';
 import { ContentType, resourcePath, silentLogger, type KubeClient } from '@podlife/core';
-import { ControllerApp, UNLABELLED_GAUGE, defaultConfig, devCertificates, parseFlags, webhookEntry, type ControllerFlags } from '@podlife/controller';
-import { markContainerOps } from '@podlife/keystone';
+import { ControllerApp, defaultConfig, devCertificates, parseFlags, webhookEntry, type ControllerFlags } from '@podlife/controller';
+import { UNLABELLED_GAUGE, markContainerOps } from '@podlife/keystone';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { waitFor } from '../support/wait.js';
 

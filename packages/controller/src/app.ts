@@ -16,7 +16,7 @@ import { networkConditionsController } from '@podlife/pod-conditions';
 import { nodeReadinessController } from '@podlife/node-readiness';
 import type { ControllerConfig } from './options/config-file.js';
 import type { ControllerFlags, ControllerName } from './options/flags.js';
-import { keystoneController, type KeystoneController } from './keystone/controller.js';
+import { keystoneController, type KeystoneConfig, type KeystoneController } from '@podlife/keystone';
 import { WebhookServer } from './webhook/server.js';
 import { keepKubeletVersion, mutatePodsHandler } from './webhook/mutate-pods.js';
 import { Histogram } from 'prom-client';
@@ -85,12 +85,11 @@ export class ControllerApp {
     // controller gets the fields it asked for (keystone's pod cache is the slim one).
     if (flags.controllers.includes('keystone')) {
       this.keystone = keystoneController(this.manager, {
-        config: { ...config, namespaces },
+        config: keystoneConfig(config, namespaces, opts.minStageMs),
         dryRun: flags.dryRun,
         managedPodsOnly: flags.managedPodsOnly === true || config.managedPodsOnly === true,
         logger: opts.logger.child({ controller: 'keystone' }),
         kubeConfig: opts.kubeConfig,
-        minStageMs: opts.minStageMs,
       });
       this.manager.add(this.keystone);
     }
@@ -148,4 +147,19 @@ export class ControllerApp {
     await this.webhook?.stop();
     await this.manager.stop();
   }
+}
+
+/** The keystone controller's settings from the config file: `auto` tries exec, then an ephemeral container. */
+export function keystoneConfig(c: ControllerConfig, namespaces: readonly string[], minStageMs?: number): KeystoneConfig {
+  return {
+    keystoneLimit: c.keystoneLimit,
+    execCommands: c.execCommands,
+    namespaces,
+    strategy: c.defaultStrategy === 'ephemeral' ? 'ephemeral' : 'exec',
+    // `exec` means exec only: no ephemeral fallback.
+    ...(c.defaultStrategy !== 'exec' && c.ephemeralContainerImage ? { ephemeralImage: c.ephemeralContainerImage } : {}),
+    ...(c.ephemeralContainerSecurityContext ? { ephemeralSecurityContext: c.ephemeralContainerSecurityContext } : {}),
+    ...(c.ephemeralContainerMatchTargetUser !== undefined ? { ephemeralMatchTargetUser: c.ephemeralContainerMatchTargetUser } : {}),
+    ...(minStageMs !== undefined ? { minStageMs } : {}),
+  };
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
 import { Informer, METADATA_LIST, silentLogger, type KubeClient, type Logger, type RequestOptions } from '@podlife/core';
 import { Registry } from 'prom-client';
-import { UNLABELLED_GAUGE, UnlabelledPodAudit, isUnlabelledAnnotated } from '../src/keystone/unlabelled.js';
+import { UNLABELLED_GAUGE, UnlabelledPodAudit, isUnlabelledAnnotated } from '@podlife/keystone';
 import { podlifeNotes, renderExplained } from '../src/cli/explain.js';
 
 const annotated = { 'role.podlife.dev/app': 'keystone' };

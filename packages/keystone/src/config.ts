@@ -1,5 +1,6 @@
 /**
- * The controller configuration the keystone actuators read: admin-only settings (DESIGN 7).
+ * The keystone controller's configuration: admin-only settings (DESIGN 7), the same whether the
+ * podlife controller reads them from its config file or a custom controller passes them.
  *
  * Guarantees: nothing here can be set from a pod annotation — commands and images come only
  * from whoever configures the controller.
@@ -17,6 +18,8 @@ export interface KeystoneConfig extends LifecycleOptions {
   ephemeralSecurityContext?: V1SecurityContext;
   /** Signal stops run as the target's declared non-root uid; default true (docs/adr/0093). */
   ephemeralMatchTargetUser?: boolean;
-  /** Least time a stop stage and a SIGKILL get; default 2000 ms. */
+  /** Least time a stop stage and an escalation get; default 2000 ms. */
   minStageMs?: number;
+  /** Act only on pods in these namespaces (and list and watch only them); empty: every namespace. */
+  namespaces?: readonly string[];
 }

@@ -11,29 +11,37 @@
  *   (`SidecarsStopped=False`) gets the update that closes the record once every target has
  *   stopped: the kubelet's write that shows the last container stopped may already carry the
  *   terminal phase, and no later pass would see the pod any other way;
- * - no sidecar is in the current stop stage while a main container still runs (unless that
- *   main was given up after its whole share and a SIGKILL, which is reported as a failure);
+ * - the only scheduler of a stop: the decision says what is due now (stop specs not yet issued,
+ *   or the escalation) and when to evaluate again (`nextEvaluationAtMs`); a caller acts on what
+ *   is due, records it, and comes back then or when the pod changes;
+ * - order however late the caller comes: no sidecar is in the current stage while a main
+ *   container still runs; a stage's stop specs are all issued before its escalation is due;
  * - one budget, the pod's terminationGracePeriodSeconds, counted from when the rule fired
- *   (the triggering container's finishedAt, else the progress condition's transition time);
- *   it is shared by stages — mains in parallel, then sidecars one at a time in reverse spec
- *   order — each getting an equal part of what is left when it starts;
- * - resuming: stops already issued (read from the progress condition, or evident from an
- *   ephemeral stop container already in the pod) are marked `issued`,
- *   so a restarted controller does not repeat them; a stage past its deadline escalates once,
- *   and escalation is the kubelet's termination (the pod's result recorded first, then the pod
- *   deleted), never a signal from inside the container's PID namespace (docs/adr/0101).
+ *   (the triggering container's finishedAt, else the progress condition's transition time),
+ *   shared by stages — mains in parallel, then sidecars one at a time in reverse spec order.
+ *   Each container's share counts from when its stop was issued: an equal part of what was left
+ *   then, never less than `minStageMs`, so a late caller spends what is left, or the minimum;
+ * - escalation is the kubelet's termination (the pod's result recorded first, then the pod
+ *   deleted), never a signal from inside the container's PID namespace (docs/adr/0101). An
+ *   escalation that did not take (the pod is neither terminal nor deleted) is due again, and its
+ *   containers are reported failed only once it is older than `minStageMs`;
+ * - resuming: stops already issued (read, with their times, from the progress condition, or
+ *   evident from a stop container in the pod) are never due again, so a restarted controller
+ *   does not repeat them.
  */
 import type { V1ContainerStatus, V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import { findCondition, timeMs, type InvalidAnnotationError } from '@podlife/core';
 import { readLifecycle, type ContainerLifecycle, type LifecycleOptions, type PodLifecycle, type StopSpec } from './annotations.js';
-import { ephemeralName } from './strategies/ephemeral.js';
+import { NO_HANDLER_EXIT, ephemeralName } from './stop-containers.js';
 import {
   ConditionType,
   NO_UPDATES,
   invalidUpdate,
   issuedStops,
   keystoneFinishedUpdate,
+  containerStoppedEvent,
   stopFailedUpdate,
+  stoppedContainers,
   stoppedUpdate,
   stoppingUpdate,
   validUpdate,
@@ -61,8 +69,7 @@ export type NoneWhy =
   | 'restart-always'
   | 'no-sidecars'
   | 'native-sidecars'
-  | 'done'
-  | 'stop-failed';
+  | 'done';
 
 export interface StopStep {
   readonly container: string;
@@ -72,19 +79,29 @@ export interface StopStep {
   /** The container's stop spec (sent before any escalation). */
   readonly stop: StopSpec;
   readonly method: StopMethod;
+  /** The stop spec was issued (the progress record, or a stop container in the pod, says so). */
+  readonly issued: boolean;
+  /** When it was issued, when known. */
+  readonly issuedAtMs?: number;
   /**
-   * The stage's share of the budget ran out while this container still runs: end it through the
-   * kubelet's termination (record `result`, delete the pod), never a SIGKILL from inside.
+   * Escalation is due for this container now: end it through the kubelet's termination (record
+   * `result`, delete the pod), never a SIGKILL from inside.
    */
   readonly escalate: boolean;
-  /** The progress record says this exact stop (plain or escalated) was already sent. */
-  readonly issued: boolean;
 }
+
+/** Why an escalation is due: the stage's share ran out, PID 1 cannot get the signal, or an earlier escalation did not take. */
+export type EscalationWhy = 'share' | 'no-handler' | 'not-ended';
 
 export interface NoneDecision {
   readonly action: 'none';
   readonly why: NoneWhy;
   readonly updates: readonly StatusUpdate[];
+  /**
+   * With the update that closes a stop's record: from when the rule fired to the last stopped
+   * container's finishedAt (the stop latency of DESIGN 3.5).
+   */
+  readonly stopLatencyMs?: number;
 }
 export interface InvalidDecision {
   readonly action: 'invalid';
@@ -105,18 +122,37 @@ export interface StopDecision {
   readonly remainingMs: number;
   /** Every container the rule stops, in stop order, including those already stopped. */
   readonly targets: readonly string[];
-  /** Containers still to stop, in order. */
+  /** Containers still running, in stop order: the plan. Only the current stage's are acted on. */
   readonly steps: readonly StopStep[];
-  /** Stage of the first step: only its steps are due now. */
+  /** Stage of the first step: the only one acted on now. */
   readonly currentStage: number;
-  /** Absolute end of the current stage's share. */
-  readonly stageDeadlineMs: number;
   /** Number of stages still to run, including the current one. */
   readonly stagesLeft: number;
-  /** Stops already recorded as issued (the progress record, to extend when reporting). */
+  /**
+   * Due now, in this order: the stop specs of the current stage not yet issued (`issue`), then,
+   * when every one of them was issued, the escalation (`escalation`), if due.
+   */
+  readonly issue: readonly StopStep[];
+  readonly escalation: { readonly why: EscalationWhy; readonly containers: readonly string[] } | undefined;
+  /**
+   * When the current stage's share ends (its stops counted as issued at nowMs if they are due):
+   * past it, the escalation is due.
+   */
+  readonly stageDeadlineMs: number;
+  /** When this decision changes with no change to the pod: evaluate again then (undefined: only a pod change). */
+  readonly nextEvaluationAtMs: number | undefined;
+  /**
+   * The current stage starts this long after it would have on time (a controller that was away:
+   * a failover or an outage), when more than LATE_AFTER_MS; its stages then share what is left
+   * of the budget, or get their minimum when nothing is left.
+   */
+  readonly lateByMs: number | undefined;
+  /** Stops recorded as issued, with stops evident from stop containers added (the record to extend). */
   readonly issued: readonly IssuedStop[];
-  /** Containers given up on: still running after their share and the kubelet's termination. */
+  /** Containers still running though their escalation was issued at least the minimum share ago. */
   readonly failed: readonly string[];
+  /** Containers the record lists as seen stopped after their stop (this decision's additions included). */
+  readonly stopped: readonly string[];
   /** The pod's result from its main containers, recorded before an escalation ends the pod. */
   readonly result: 'Succeeded' | 'Failed';
   readonly updates: readonly StatusUpdate[];
@@ -143,8 +179,10 @@ export type Decision = NoneDecision | InvalidDecision | StopDecision | DeleteDec
 
 export const DEFAULT_GRACE_SECONDS = 30;
 export const DEFAULT_MIN_STAGE_MS = 2000;
-/** Why a stage is given up on (the Event and the condition say it). */
-export const STILL_RUNNING = "still running after its share of the grace period and the kubelet's termination";
+/** Why a container is reported failed (the Event and the condition say it). */
+export const STILL_RUNNING = "still running after its stop, its share of the grace period and the escalation to the kubelet's termination";
+/** A stage that starts this much later than it would have on time was started by a controller that was away. */
+export const LATE_AFTER_MS = 2000;
 const NONE: Readonly<Record<NoneWhy, NoneDecision>> = Object.freeze({
   'not-ours': none('not-ours'),
   terminating: none('terminating'),
@@ -154,17 +192,10 @@ const NONE: Readonly<Record<NoneWhy, NoneDecision>> = Object.freeze({
   'no-sidecars': none('no-sidecars'),
   'native-sidecars': none('native-sidecars'),
   done: none('done'),
-  'stop-failed': none('stop-failed'),
 });
 
 function none(why: NoneWhy, updates: readonly StatusUpdate[] = NO_UPDATES): NoneDecision {
   return Object.freeze({ action: 'none', why, updates });
-}
-
-/** When a stage that starts at `startMs` must be over: an equal part of what is left, at least `minStageMs`. */
-export function stageDeadline(startMs: number, budgetEndMs: number, stagesLeft: number, minStageMs: number): number {
-  const share = stagesLeft > 0 ? (budgetEndMs - startMs) / stagesLeft : 0;
-  return startMs + Math.max(minStageMs, share);
 }
 
 export function evaluatePod(pod: V1Pod, options: EvaluateOptions): Decision {
@@ -244,7 +275,7 @@ function closeRecord(pod: V1Pod, options: EvaluateOptions): NoneDecision {
   // The rules themselves say whether every target has stopped and with which exit codes.
   const decision = lifecycle.keystones.length > 0 ? ruleK(pod, lifecycle, options) : ruleS(pod, lifecycle, options);
   if (decision.action !== 'none' || decision.why !== 'done' || decision.updates.length === 0) return NONE.terminal;
-  return none('terminal', decision.updates);
+  return { action: 'none', why: 'terminal', updates: decision.updates, ...(decision.stopLatencyMs !== undefined ? { stopLatencyMs: decision.stopLatencyMs } : {}) };
 }
 
 /** Statuses by name for long lists, built once per list: lookups stay linear in the pod's size. */
@@ -428,77 +459,105 @@ function planStop(
 
   const progress: V1PodCondition | undefined = findCondition(pod.status?.conditions, ConditionType.SidecarsStopped);
   const keystoneDone = findCondition(pod.status?.conditions, ConditionType.KeystoneFinished)?.status === 'True';
-  const issued = progress?.status === 'False' ? issuedStops(progress.message) : [];
-  addEphemeralStops(pod, targets, issued);
-  const issuedKeys = issuedSet(issued);
+  const recorded = progress?.status === 'False' ? issuedStops(progress.message) : [];
+  const issued = [...recorded];
+  addEphemeralStops(pod, targets, issued, nowMs);
+  // Entries of older records carry no time: the record's own start stands in for it.
+  const undated = timeMs(progress?.lastTransitionTime) ?? firedAtMs;
+  const issuedAt = issuedTimes(issued, undated);
 
   const steps: StopStep[] = [];
-  const failed: string[] = [];
-  let start = firedAtMs;
+  const issue: StopStep[] = [];
+  let escalation: StopDecision['escalation'];
+  let failed: readonly string[] = [];
   let currentStage = -1;
-  let currentDeadline = 0;
+  let stageDeadlineMs = 0;
+  let nextEvaluationAtMs: number | undefined;
+  let lateByMs: number | undefined;
+  let onTimeStart = firedAtMs; // when the next stage would have started with a controller always there
   for (let i = 0; i < stages.length; i++) {
     const stage = stages[i] as readonly ContainerLifecycle[];
-    const deadline = stageDeadline(start, budgetEnd, stages.length - i, minStage);
-    let lastFinish: number | undefined;
-    let running = 0;
+    const running: ContainerLifecycle[] = [];
     for (const c of stage) {
       const status = statusOf(pod, c.name);
-      if (isStopped(status)) {
-        if (currentStage >= 0) continue; // only stages before the current one date the next start
-        const at = lastExit(status).finishedAtMs;
-        if (at !== undefined && (lastFinish === undefined || at > lastFinish)) lastFinish = at;
-      } else running++;
+      if (!isStopped(status)) running.push(c);
+      else if (currentStage < 0) onTimeStart = Math.max(onTimeStart, lastExit(status).finishedAtMs ?? onTimeStart);
     }
-    if (currentStage < 0) {
-      if (running === 0) {
-        start = Math.max(start, lastFinish ?? start);
-        continue;
-      }
-      const giveUpAt = deadline + minStage; // the stage's share, then one escalation's worth of waiting
-      if (nowMs >= giveUpAt) {
-        for (const c of stage) if (!isStopped(statusOf(pod, c.name))) failed.push(c.name);
-        start = giveUpAt;
-        continue;
-      }
-      currentStage = i;
-      currentDeadline = deadline;
+    if (running.length === 0) continue;
+    if (currentStage >= 0) {
+      for (const c of running) steps.push(stopStep(c, i, method, issuedAt.get(c.name), false));
+      continue;
     }
-    const current = i === currentStage;
-    for (const c of stage) {
-      if (isStopped(statusOf(pod, c.name))) continue;
-      const escalate = current && nowMs >= deadline;
-      steps.push({
-        container: c.name,
-        role: c.role === 'sidecar' ? 'sidecar' : 'main',
-        stage: i,
-        stop: c.stop,
-        method,
-        escalate,
-        issued: issuedKeys.has(issuedKey(c.name, escalate)),
-      });
+    currentStage = i;
+    const stagesLeft = stages.length - i;
+    // Each container gets its share from when its own stop was issued: an equal part of what is
+    // left of the budget then, and never less than the minimum, however late that was.
+    let stageIssued = false;
+    for (const c of running) {
+      const at = issuedAt.get(c.name);
+      stageIssued ||= at !== undefined;
+      const from = at ?? nowMs;
+      stageDeadlineMs = Math.max(stageDeadlineMs, from + Math.max(minStage, (budgetEnd - from) / stagesLeft));
+    }
+    const escalatedAt = escalationTime(issued, running, undated);
+    const pending = running.filter((c) => !issuedAt.has(c.name));
+    if (pending.length > 0) {
+      if (!stageIssued && nowMs - onTimeStart > LATE_AFTER_MS) lateByMs = nowMs - onTimeStart;
+      nextEvaluationAtMs = stageDeadlineMs;
+    } else if (escalatedAt !== undefined) {
+      // Escalated, yet the pod is neither terminal nor deleted: the phase it recorded was written
+      // over (the kubelet reports its own view until it ends the pod), or a step failed. Again.
+      escalation = { why: 'not-ended', containers: running.map((c) => c.name) };
+      if (nowMs >= escalatedAt + minStage) failed = escalation.containers;
+      else nextEvaluationAtMs = escalatedAt + minStage;
+    } else if (running.some((c) => stopNotReceivable(pod, c.name))) {
+      escalation = { why: 'no-handler', containers: running.map((c) => c.name) };
+    } else if (nowMs >= stageDeadlineMs) {
+      escalation = { why: 'share', containers: running.map((c) => c.name) };
+    } else {
+      nextEvaluationAtMs = stageDeadlineMs;
+    }
+    for (const c of running) {
+      const step = stopStep(c, i, method, issuedAt.get(c.name), escalation !== undefined);
+      steps.push(step);
+      if (!step.issued) issue.push(step);
     }
   }
 
   const updates: StatusUpdate[] = [];
   if (keystoneUpdate && !keystoneDone) updates.push(keystoneUpdate());
 
-  if (steps.length === 0) {
-    if (failed.length > 0) {
-      updates.push(stopFailedUpdate(targets, issued, failed.join(', '), STILL_RUNNING));
-      return none('stop-failed', updates);
-    }
-    if (progress?.status === 'True') return updates.length > 0 ? none('done', updates) : NONE.done;
-    const exits: SidecarExit[] = [];
-    for (const name of targets) exits.push({ container: name, exitCode: lastExit(statusOf(pod, name)).exitCode });
-    updates.push(stoppedUpdate(exits, restartPolicy));
-    return none('done', updates);
+  // Containers seen stopped after their stop was issued: the record lists them, so that each
+  // one's ContainerStopped Event goes out once, with the write that adds it.
+  const stoppedBefore = progress?.status === 'False' ? stoppedContainers(progress.message) : [];
+  const newlyStopped: string[] = [];
+  for (const name of targets) {
+    if (issuedAt.has(name) && !stoppedBefore.includes(name) && isStopped(statusOf(pod, name))) newlyStopped.push(name);
   }
 
+  if (steps.length === 0) {
+    if (progress?.status === 'True') return updates.length > 0 ? none('done', updates) : NONE.done;
+    const exits: SidecarExit[] = [];
+    let lastStopMs = -Infinity;
+    for (const name of targets) {
+      const exit = lastExit(statusOf(pod, name));
+      exits.push({ container: name, exitCode: exit.exitCode });
+      if (exit.finishedAtMs !== undefined) lastStopMs = Math.max(lastStopMs, exit.finishedAtMs);
+    }
+    updates.push(stoppedUpdate(exits, restartPolicy, newlyStopped));
+    const latency = Number.isFinite(lastStopMs) ? { stopLatencyMs: lastStopMs - firedAtMs } : {};
+    return { action: 'none', why: 'done', updates, ...latency };
+  }
+
+  // The record is written when it starts, when it gains what only the pod showed (a stop
+  // container added by a controller that died before recording it), when a container it
+  // stopped is seen stopped, and on a failure.
+  const stopped = [...stoppedBefore, ...newlyStopped];
   if (failed.length > 0) {
-    updates.push(stopFailedUpdate(targets, issued, failed.join(', '), STILL_RUNNING));
-  } else if (progress === undefined || progress.status !== 'False') {
-    updates.push(stoppingUpdate(targets, issued));
+    const failure = stopFailedUpdate(targets, issued, failed.join(', '), STILL_RUNNING, stopped);
+    updates.push({ ...failure, events: [...newlyStopped.map(containerStoppedEvent), ...failure.events] });
+  } else if (progress === undefined || progress.status !== 'False' || issued.length > recorded.length || newlyStopped.length > 0) {
+    updates.push(stoppingUpdate(targets, issued, stopped, newlyStopped));
   }
   return {
     action: 'stop',
@@ -510,13 +569,63 @@ function planStop(
     targets,
     steps,
     currentStage,
-    stageDeadlineMs: currentDeadline,
     stagesLeft: stages.length - currentStage,
+    issue,
+    escalation,
+    stageDeadlineMs,
+    nextEvaluationAtMs,
+    lateByMs,
     issued,
     failed,
+    stopped,
     result: phaseFromMains(pod, lifecycle),
     updates,
   };
+}
+
+function stopStep(c: ContainerLifecycle, stage: number, method: StopMethod, issuedAtMs: number | undefined, escalate: boolean): StopStep {
+  return {
+    container: c.name,
+    role: c.role === 'sidecar' ? 'sidecar' : 'main',
+    stage,
+    stop: c.stop,
+    method,
+    issued: issuedAtMs !== undefined,
+    ...(issuedAtMs !== undefined ? { issuedAtMs } : {}),
+    escalate,
+  };
+}
+
+/** When each container's stop spec was first issued (`undated` for entries without a time). */
+function issuedTimes(issued: readonly IssuedStop[], undated: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const s of issued) {
+    if (s.escalated) continue;
+    const at = s.atMs ?? undated;
+    const known = out.get(s.container);
+    if (known === undefined || at < known) out.set(s.container, at);
+  }
+  return out;
+}
+
+/** When the escalation that covers one of `running` was first issued, if it was. */
+function escalationTime(issued: readonly IssuedStop[], running: readonly ContainerLifecycle[], undated: number): number | undefined {
+  let at: number | undefined;
+  for (const s of issued) {
+    if (!s.escalated || !running.some((c) => c.name === s.container)) continue;
+    const t = s.atMs ?? undated;
+    if (at === undefined || t < at) at = t;
+  }
+  return at;
+}
+
+/** The container's stop container exited saying its PID 1 has no handler for the signal. */
+function stopNotReceivable(pod: V1Pod, container: string): boolean {
+  const statuses = pod.status?.ephemeralContainerStatuses;
+  if (!Array.isArray(statuses)) return false;
+  const name = ephemeralName(container, false);
+  for (const s of statuses) if (s?.name === name) return s.state?.terminated?.exitCode === NO_HANDLER_EXIT;
+  return false;
 }
 
 /**
@@ -524,7 +633,7 @@ function planStop(
  * controller that died between adding it and writing the progress condition must neither add
  * it again nor announce the stop twice.
  */
-function addEphemeralStops(pod: V1Pod, targets: readonly string[], issued: IssuedStop[]): void {
+function addEphemeralStops(pod: V1Pod, targets: readonly string[], issued: IssuedStop[], nowMs: number): void {
   const ephemerals = pod.spec?.ephemeralContainers;
   if (!Array.isArray(ephemerals) || ephemerals.length === 0) return;
   const targetOf = new Map<string, string | undefined>();
@@ -533,9 +642,18 @@ function addEphemeralStops(pod: V1Pod, targets: readonly string[], issued: Issue
   for (const container of targets) {
     for (const escalated of [false, true]) {
       if (seen.has(issuedKey(container, escalated))) continue;
-      if (targetOf.get(ephemeralName(container, escalated)) === container) issued.push({ container, escalated });
+      const name = ephemeralName(container, escalated);
+      if (targetOf.get(name) === container) issued.push({ container, escalated, atMs: ephemeralStartedAt(pod, name) ?? nowMs });
     }
   }
+}
+
+/** When a stop container started (running or terminated), as its status says. */
+function ephemeralStartedAt(pod: V1Pod, name: string): number | undefined {
+  const statuses = pod.status?.ephemeralContainerStatuses;
+  if (!Array.isArray(statuses)) return undefined;
+  for (const s of statuses) if (s?.name === name) return timeMs(s.state?.running?.startedAt ?? s.state?.terminated?.startedAt);
+  return undefined;
 }
 
 function issuedKey(container: string, escalated: boolean): string {

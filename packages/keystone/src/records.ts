@@ -4,10 +4,11 @@
  * Guarantees:
  * - conditions are the progress record: `KeystoneFinished` and `SidecarsStopped` tell a
  *   restarted or failed-over controller what already happened, so it resumes, never repeats;
- * - the list of issued stops is carried in the `SidecarsStopped=False` message in a fixed,
- *   readable form (`issued: app, proxy, proxy:KILL`) that `issuedStops` reads back — container
- *   names are DNS labels, so ',' and ':' can never be part of one; the human part before it is
- *   clipped, the list itself never is (docs/adr/0091);
+ * - the list of issued stops, each with when it was issued, is carried in the
+ *   `SidecarsStopped=False` message in a fixed, readable form
+ *   (`issued: app@1733050000123, proxy:KILL@1733050004120`, ms since the epoch) that
+ *   `issuedStops` reads back — container names are DNS labels, so ',', ':' and '@' can never be
+ *   part of one; the human part before it is clipped, the list itself never is (docs/adr/0091);
  * - every Event travels with the condition whose change it announces (`StatusUpdate`): a
  *   writer records the Events only when `setCondition` reports a change, so repeated
  *   reconciles of the same state never repeat an Event.
@@ -82,10 +83,15 @@ export function keystoneFinishedUpdate(container: string, exitCode: number | und
   };
 }
 
-/** One issued stop: the container, escalated when it was a SIGKILL after the first stop timed out. */
+/**
+ * One issued stop: the container, and whether it was the escalation (the pod ended through the
+ * kubelet after the container outlived its share) rather than its stop spec.
+ */
 export interface IssuedStop {
   readonly container: string;
   readonly escalated: boolean;
+  /** When it was issued (ms since the epoch); absent in records written before times were kept. */
+  readonly atMs?: number;
 }
 
 const ISSUED_MARK = 'issued: ';
@@ -99,25 +105,54 @@ function describeTargets(targets: readonly string[]): string {
 }
 
 /**
- * A `SidecarsStopped=False` message: a human part, clipped, then the progress record, whole.
- * The record is never clipped — a restarted controller reads it back to know what it already
- * sent; its size is bounded by the pod itself (two entries per container at most).
+ * A `SidecarsStopped=False` message: a human part, clipped, then the containers seen stopped
+ * after their stop, then the progress record, whole. The record is never clipped — a restarted
+ * controller reads it back to know what it already sent; its size is bounded by the pod itself
+ * (two entries per container at most).
  */
-function progressMessage(human: string, issued: readonly IssuedStop[]): string {
-  const list = issued.map((s) => (s.escalated ? `${s.container}:KILL` : s.container)).join(', ');
-  return `${clip(human)}; ${ISSUED_MARK}${list}`;
+function progressMessage(human: string, issued: readonly IssuedStop[], stopped: readonly string[]): string {
+  const seen = stopped.length > 0 ? `; ${STOPPED_MARK}${stopped.join(', ')}` : '';
+  if (issued.length === 0) return `${clip(human)}${seen}; no stop issued yet`;
+  return `${clip(human)}${seen}; ${ISSUED_MARK}${issued.map(formatIssued).join(', ')}`;
 }
 
-export function stoppingUpdate(targets: readonly string[], issued: readonly IssuedStop[]): StatusUpdate {
+const STOPPED_MARK = 'stopped: ';
+
+function formatIssued(s: IssuedStop): string {
+  const name = s.escalated ? `${s.container}:KILL` : s.container;
+  return s.atMs === undefined ? name : `${name}@${Math.round(s.atMs)}`;
+}
+
+/**
+ * `SidecarsStopped=False/Stopping`; each container in `newlyStopped` (its stop was issued, and
+ * it has stopped since the record last said so) gets a `ContainerStopped` Event with it.
+ */
+export function stoppingUpdate(targets: readonly string[], issued: readonly IssuedStop[], stopped: readonly string[] = [], newlyStopped: readonly string[] = []): StatusUpdate {
   return {
     condition: {
       type: ConditionType.SidecarsStopped,
       status: 'False',
       reason: 'Stopping',
-      message: progressMessage(`stopping ${describeTargets(targets)}`, issued),
+      message: progressMessage(`stopping ${describeTargets(targets)}`, issued, stopped),
     },
-    events: [],
+    events: newlyStopped.map(containerStoppedEvent),
   };
+}
+
+export function containerStoppedEvent(container: string): LifecycleEvent {
+  return { type: 'Normal', reason: EventReason.ContainerStopped, note: `container ${container} stopped`, action: 'Stop' };
+}
+
+/** The containers a `SidecarsStopped=False` message lists as seen stopped after their stop. */
+export function stoppedContainers(message: string | undefined): string[] {
+  if (!message) return [];
+  const issuedAt = message.lastIndexOf(`; ${ISSUED_MARK}`);
+  const head = issuedAt < 0 ? message : message.slice(0, issuedAt);
+  const at = head.lastIndexOf(`; ${STOPPED_MARK}`);
+  if (at < 0) return [];
+  const end = head.indexOf(';', at + 2);
+  const list = head.slice(at + 2 + STOPPED_MARK.length, end < 0 ? undefined : end).trim();
+  return list.length === 0 ? [] : list.split(', ');
 }
 
 /** The stops recorded in a `SidecarsStopped=False` message (empty when none or unreadable). */
@@ -129,20 +164,24 @@ export function issuedStops(message: string | undefined): IssuedStop[] {
   if (rest.length === 0) return [];
   const out: IssuedStop[] = [];
   for (const part of rest.split(', ')) {
-    const colon = part.indexOf(':');
-    out.push(colon < 0 ? { container: part, escalated: false } : { container: part.slice(0, colon), escalated: true });
+    const at = part.indexOf('@');
+    const name = at < 0 ? part : part.slice(0, at);
+    const atMs = at < 0 ? Number.NaN : Number(part.slice(at + 1));
+    const colon = name.indexOf(':');
+    const stop = colon < 0 ? { container: name, escalated: false } : { container: name.slice(0, colon), escalated: true };
+    out.push(Number.isFinite(atMs) ? { ...stop, atMs } : stop);
   }
   return out;
 }
 
-export function stopFailedUpdate(targets: readonly string[], issued: readonly IssuedStop[], container: string, why: string): StatusUpdate {
+export function stopFailedUpdate(targets: readonly string[], issued: readonly IssuedStop[], container: string, why: string, stopped: readonly string[] = []): StatusUpdate {
   const note = clip(`container ${container} did not stop: ${why}`);
   return {
     condition: {
       type: ConditionType.SidecarsStopped,
       status: 'False',
       reason: 'StopFailed',
-      message: progressMessage(`${note}; stopping ${describeTargets(targets)}`, issued),
+      message: progressMessage(`${note}; stopping ${describeTargets(targets)}`, issued, stopped),
     },
     events: [{ type: 'Warning', reason: EventReason.StopFailed, note, action: 'Stop' }],
   };
@@ -165,13 +204,16 @@ export function sidecarExitRemedies(container: string): string {
 /**
  * `SidecarsStopped=True` with each stopped container's exit code; under restartPolicy Never a
  * non-zero sidecar exit fails the pod, so each one also gets a `SidecarExitedNonZero` Warning.
+ * Containers in `newlyStopped` get their `ContainerStopped` Event with it.
  */
-export function stoppedUpdate(exits: readonly SidecarExit[], restartPolicy: string): StatusUpdate {
+export function stoppedUpdate(exits: readonly SidecarExit[], restartPolicy: string, newlyStopped: readonly string[] = []): StatusUpdate {
   const codes = exits.map((e) => `${e.container}=${e.exitCode ?? 'unknown'}`).join(', ');
-  const events: LifecycleEvent[] = [];
+  const events: LifecycleEvent[] = newlyStopped.map(containerStoppedEvent);
+  let nonZeroExits = 0;
   for (const e of exits) {
     const nonZero = exitsNonZero(e.exitCode);
     if (nonZero && restartPolicy === 'Never') {
+      nonZeroExits++;
       events.push({
         type: 'Warning',
         reason: EventReason.SidecarExitedNonZero,
@@ -184,7 +226,7 @@ export function stoppedUpdate(exits: readonly SidecarExit[], restartPolicy: stri
     condition: {
       type: ConditionType.SidecarsStopped,
       status: 'True',
-      reason: events.length > 0 ? 'StoppedWithNonZeroExit' : 'Stopped',
+      reason: nonZeroExits > 0 ? 'StoppedWithNonZeroExit' : 'Stopped',
       message: exits.length > 0 ? `stopped: ${codes}` : 'nothing left to stop',
     },
     events,

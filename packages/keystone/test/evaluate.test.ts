@@ -96,28 +96,56 @@ describe('evaluatePod', () => {
 
   describe('budget: terminationGracePeriodSeconds from when the rule fired, shared by stages', () => {
     const k = () => pod().keystone('app').container('worker').sidecar('proxy').finished('app', 0, T0);
+    const issued = (list: string) => `stopping worker, proxy; issued: ${list}`;
+    const stopping = (b: PodBuilder, list: string) => b.condition('podlife.dev/SidecarsStopped', 'False', issued(list));
     table([
-      { name: 'first stage within its share', pod: k(), now: T0 + 14_000, want: 'stop:K [worker@0 proxy@1]' },
-      { name: 'first stage past its share escalates', pod: k(), now: T0 + 15_000, want: 'stop:K [worker@0! proxy@1]' },
-      { name: 'first stage past share and SIGKILL is given up', pod: k(), now: T0 + 17_000, want: 'stop:K [proxy@1] failed=worker' },
-      { name: 'next stage gets what is left when the previous ended early', pod: k().finished('worker', 143, T0 + 4000), now: T0 + 29_000, want: 'stop:K [proxy@1]' },
-      { name: '... and escalates when that runs out', pod: k().finished('worker', 143, T0 + 4000), now: T0 + 30_000, want: 'stop:K [proxy@1!]' },
-      { name: 'a stage gets at least minStageMs', pod: k().grace(1), now: T0 + 1900, want: 'stop:K [worker@0 proxy@1]' },
-      { name: 'everything given up', pod: pod().container('app').sidecar('proxy').grace(10).finished('app', 0), now: T0 + 12_000, want: 'none:stop-failed' },
+      { name: 'first stage within its share', pod: stopping(k(), `worker@${T0}`), now: T0 + 14_999, want: 'stop:K [worker@0* proxy@1]' },
+      { name: 'first stage past its share escalates', pod: stopping(k(), `worker@${T0}`), now: T0 + 15_000, want: 'stop:K [worker@0!* proxy@1]' },
+      { name: 'a late controller past the share still sends the stop spec first', pod: k(), now: T0 + 15_000, want: 'stop:K [worker@0 proxy@1]' },
+      { name: 'an escalation that did not take is due again, not yet failed', pod: stopping(k(), `worker@${T0}, worker:KILL@${T0 + 15_000}`), now: T0 + 16_999, want: 'stop:K [worker@0!* proxy@1]' },
+      { name: '... and reported failed once older than the minimum share', pod: stopping(k(), `worker@${T0}, worker:KILL@${T0 + 15_000}`), now: T0 + 17_000, want: 'stop:K [worker@0!* proxy@1] failed=worker' },
+      { name: 'next stage gets what is left when the previous ended early', pod: stopping(k().finished('worker', 143, T0 + 4000), `worker@${T0}, proxy@${T0 + 4000}`), now: T0 + 29_999, want: 'stop:K [proxy@1*]' },
+      { name: '... and escalates when that runs out', pod: stopping(k().finished('worker', 143, T0 + 4000), `worker@${T0}, proxy@${T0 + 4000}`), now: T0 + 30_000, want: 'stop:K [proxy@1!*]' },
+      { name: 'a stage gets at least minStageMs', pod: stopping(k().grace(1), `worker@${T0 + 100}`), now: T0 + 2099, want: 'stop:K [worker@0* proxy@1]' },
+      { name: '... then escalates', pod: stopping(k().grace(1), `worker@${T0 + 100}`), now: T0 + 2100, want: 'stop:K [worker@0!* proxy@1]' },
+      { name: 'a late controller past the whole budget: the stop spec first, never a failure', pod: pod().container('app').sidecar('proxy').grace(10).finished('app', 0), now: T0 + 12_000, want: 'stop:S [proxy@0]' },
     ]);
 
     it('reports the budget and what is left of it', () => {
-      const d = run({ pod: k(), now: T0 + 5000 }) as StopDecision;
+      const d = run({ pod: stopping(k(), `worker@${T0}`), now: T0 + 5000 }) as StopDecision;
       assert.equal(d.firedAtMs, T0);
       assert.equal(d.budgetMs, 30_000);
       assert.equal(d.remainingMs, 25_000);
       assert.equal(d.stageDeadlineMs, T0 + 15_000);
+      assert.equal(d.nextEvaluationAtMs, T0 + 15_000);
       assert.equal(d.stagesLeft, 2);
       assert.deepEqual(d.targets, ['worker', 'proxy']);
+      assert.equal(d.lateByMs, undefined);
+    });
+
+    it('a late controller shares what is left from now, and knows it is late', () => {
+      const d = run({ pod: k(), now: T0 + 26_000 }) as StopDecision;
+      assert.deepEqual(d.issue.map((s) => s.container), ['worker']);
+      assert.equal(d.escalation, undefined);
+      assert.equal(d.lateByMs, 26_000);
+      // 4 s left for two stages: 2 s each (also the minimum).
+      assert.equal(d.nextEvaluationAtMs, T0 + 28_000);
+      assert.deepEqual(d.failed, []);
+    });
+
+    it('a late controller with nothing left gives each stage its minimum', () => {
+      const d = run({ pod: k(), now: T0 + 40_000 }) as StopDecision;
+      assert.equal(d.nextEvaluationAtMs, T0 + 42_000);
+    });
+
+    it('the stage after a late one is late only if it starts late itself', () => {
+      const p = stopping(k().finished('worker', 143, T0 + 27_000), `worker@${T0 + 26_000}`);
+      assert.equal((run({ pod: p, now: T0 + 27_100 }) as StopDecision).lateByMs, undefined);
     });
 
     it('escalation keeps the stop spec (no SIGKILL from inside) and carries the result to record first', () => {
-      const d = run({ pod: k(), now: T0 + 15_000 }) as StopDecision;
+      const d = run({ pod: stopping(k(), `worker@${T0}`), now: T0 + 15_000 }) as StopDecision;
+      assert.deepEqual(d.escalation, { why: 'share', containers: ['worker'] });
       assert.equal(d.steps[0]?.escalate, true);
       assert.deepEqual(d.steps[0]?.stop, { kind: 'signal', signal: 'TERM' });
       assert.deepEqual(d.steps[1]?.stop, { kind: 'signal', signal: 'TERM' });
@@ -152,11 +180,11 @@ describe('evaluatePod', () => {
     const k = () => pod().keystone('app').container('worker').sidecar('proxy').finished('app', 0, T0);
     table([
       { name: 'a recorded stop is not repeated', pod: k().condition('podlife.dev/SidecarsStopped', 'False', issued('worker')), want: 'stop:K [worker@0* proxy@1]' },
-      { name: 'a recorded plain stop does not count as the SIGKILL', pod: k().condition('podlife.dev/SidecarsStopped', 'False', issued('worker')), now: T0 + 15_000, want: 'stop:K [worker@0! proxy@1]' },
-      { name: 'a recorded SIGKILL is not repeated', pod: k().condition('podlife.dev/SidecarsStopped', 'False', issued('worker, worker:KILL')), now: T0 + 15_000, want: 'stop:K [worker@0!* proxy@1]' },
+      { name: 'a recorded plain stop (no time: the record start) is due its escalation at its share', pod: k().condition('podlife.dev/SidecarsStopped', 'False', issued('worker')), now: T0 + 15_000, want: 'stop:K [worker@0!* proxy@1]' },
+      { name: 'a recorded escalation is not announced as new', pod: k().condition('podlife.dev/SidecarsStopped', 'False', issued('worker, worker:KILL')), now: T0 + 1_000, want: 'stop:K [worker@0!* proxy@1]' },
       { name: 'an ephemeral stop container already in the pod counts as issued, with no record', pod: k().ephemeral('podlife-stop-worker', 'worker'), want: 'stop:K [worker@0* proxy@1]' },
       { name: 'so does one beside a record that lacks it', pod: k().condition('podlife.dev/SidecarsStopped', 'False', 'stopping worker, proxy; issued: ').ephemeral('podlife-stop-worker', 'worker'), want: 'stop:K [worker@0* proxy@1]' },
-      { name: 'an ephemeral SIGKILL container counts as the escalation', pod: k().ephemeral('podlife-stop-worker', 'worker').ephemeral('podlife-kill-worker', 'worker'), now: T0 + 15_000, want: 'stop:K [worker@0!* proxy@1]' },
+      { name: 'an ephemeral SIGKILL container (older releases) counts as the escalation', pod: k().ephemeral('podlife-stop-worker', 'worker').ephemeral('podlife-kill-worker', 'worker'), now: T0 + 15_000, want: 'stop:K [worker@0!* proxy@1]' },
       { name: 'an ephemeral container of another name or target does not count', pod: k().ephemeral('debugger', 'worker').ephemeral('podlife-stop-worker', 'proxy'), want: 'stop:K [worker@0 proxy@1]' },
       { name: 'SidecarsStopped=True: done', pod: k().finished('worker', 0).finished('proxy', 0).condition('podlife.dev/SidecarsStopped', 'True', 'stopped'), want: 'none:done' },
     ]);
@@ -197,7 +225,7 @@ describe('evaluatePod', () => {
       const update = d.updates.find((u) => u.condition.type === 'podlife.dev/SidecarsStopped');
       assert.equal(update?.condition.status, 'True');
       assert.equal(update?.condition.message, 'stopped: worker=143, proxy=143');
-      assert.deepEqual(update?.events.map((e) => e.reason), ['SidecarExitedNonZero', 'SidecarExitedNonZero']);
+      assert.deepEqual(update?.events.map((e) => e.reason), ['ContainerStopped', 'ContainerStopped', 'SidecarExitedNonZero', 'SidecarExitedNonZero']);
     });
 
     it('closes it under rule S too', () => {

@@ -12,17 +12,16 @@ import {
   evaluatePod,
   execCommands,
   markPhase,
+  actOn,
+  progressUpdates,
   reportEvent,
-  runDecision,
-  runStop,
   stopByEphemeral,
   stopByExec,
+  type ActContext,
   type ActionReport,
-  type DispatchContext,
   type ExecResult,
   type PodApi,
   type PodExecApi,
-  type StatusUpdate,
   type StopDecision,
 } from '../src/index.js';
 import { pod, T0 } from './fixtures.js';
@@ -209,170 +208,127 @@ describe('delete and phase strategies', () => {
   });
 });
 
-describe('runStop: the stop sequence with budget and escalation', () => {
-  /** A context whose containers stop after the given signals; time advances to each deadline. */
-  function context(stopsOn: Record<string, 'TERM' | 'never'>, extra: Partial<DispatchContext> = {}) {
-    let now = T0 + 1000;
-    const exec = sinon.stub<Parameters<PodExecApi['exec']>, Promise<ExecResult>>().resolves(ok);
-    const received = new Map<string, string[]>();
-    exec.callsFake(async (_pod, container, command) => {
-      const sig = (command[0] === '/bin/sh' ? command[4] : command[2]) ?? '';
-      received.set(container, [...(received.get(container) ?? []), sig]);
-      return ok;
-    });
+describe('actOn: one pass of what a stop decision says is due', () => {
+  function context(extra: Partial<ActContext> = {}, nowMs = T0 + 1000) {
+    const exec = execApi();
     const reports: ActionReport[] = [];
-    const progress: StatusUpdate[] = [];
-    const ctx: DispatchContext = {
-      pods: podApi(),
-      exec: { exec },
-      now: () => now,
-      waitForStopped: async (container, untilMs) => {
-        const want = stopsOn[container];
-        const got = received.get(container) ?? [];
-        if (want !== 'never' && want !== undefined && got.includes(want)) return true;
-        now = Math.max(now, untilMs);
-        return false;
-      },
-      report: (r) => reports.push(r),
-      progress: (u) => void progress.push(u),
-      ...extra,
-    };
-    const pods = ctx.pods as ReturnType<typeof podApi>;
-    return { ctx, exec, pods, received, reports, progress, order: () => exec.getCalls().map((c) => `${c.args[1]}:${c.args[2][4]}`) };
+    const pods = podApi();
+    const ctx: ActContext = { pods, exec, nowMs, report: (r) => reports.push(r), ...extra };
+    return { ctx, exec, pods, reports, stopped: () => exec.exec.getCalls().map((c) => `${c.args[1]}:${c.args[2][4]}`) };
   }
-  const decide = (b = pod().keystone('app').container('worker').sidecar('log').sidecar('proxy').finished('app', 0, T0)) => {
+  const decide = (b = pod().keystone('app').container('worker').sidecar('log').sidecar('proxy').finished('app', 0, T0), nowMs = T0 + 1000) => {
     const p = b.build();
-    return { p, d: evaluatePod(p, { nowMs: T0 + 1000 }) as StopDecision };
+    return { p, d: evaluatePod(p, { nowMs }) as StopDecision };
   };
 
-  it('stops mains first, then sidecars one at a time in reverse spec order', async () => {
+  it('issues only the current stage: the mains, never a sidecar while a main runs', async () => {
     const { p, d } = decide();
-    const t = context({ worker: 'TERM', log: 'TERM', proxy: 'TERM' });
-    const result = await runStop(p, d, t.ctx);
-    assert.deepEqual(t.order(), ['worker:TERM', 'proxy:TERM', 'log:TERM']);
-    assert.deepEqual(result, { stopped: ['worker', 'proxy', 'log'], failed: [], ok: true });
+    const t = context();
+    const r = await actOn(p, d, t.ctx);
+    assert.deepEqual(t.stopped(), ['worker:TERM']);
+    assert.deepEqual(r, { issued: [{ container: 'worker', escalated: false, atMs: T0 + 1000 }], ok: true });
   });
 
-  it('escalates from outside when a stop outlives its share: the result recorded first, then the kubelet ends the pod', async () => {
-    const { p, d } = decide();
-    const t = context({ worker: 'never', log: 'TERM', proxy: 'TERM' });
-    // The pod's deletion is what ends the worker.
-    t.pods.deletePod.callsFake(async () => {
-      t.received.set('worker', ['TERM', 'deleted']);
-      return 'deleted';
-    });
-    const waitForStopped = t.ctx.waitForStopped;
-    const result = await runStop(p, d, { ...t.ctx, waitForStopped: async (c, until) => (t.received.get(c)?.includes('deleted') ? true : waitForStopped(c, until)) });
-    assert.deepEqual(t.received.get('worker'), ['TERM', 'deleted'], 'never a SIGKILL from inside');
+  it('then each sidecar alone, in reverse spec order', async () => {
+    const { p, d } = decide(pod().keystone('app').container('worker').sidecar('log').sidecar('proxy').finished('app', 0, T0).finished('worker', 143, T0 + 500));
+    const t = context();
+    await actOn(p, d, t.ctx);
+    assert.deepEqual(t.stopped(), ['proxy:TERM']);
+  });
+
+  it('escalates from outside when a stop outlived its share: the result recorded first, then the kubelet ends the pod', async () => {
+    const issued = `stopping worker, proxy, log; issued: worker@${T0 + 1000}`;
+    const { p, d } = decide(pod().keystone('app').container('worker').sidecar('log').sidecar('proxy').finished('app', 0, T0).condition('podlife.dev/SidecarsStopped', 'False', issued), T0 + 11_000);
+    const t = context({}, T0 + 11_000);
+    const r = await actOn(p, d, t.ctx);
+    assert.equal(t.exec.exec.callCount, 0, 'never a SIGKILL from inside, never the stop again');
     assert.ok(t.pods.patchStatus.calledBefore(t.pods.deletePod));
     assert.deepEqual(t.pods.patchStatus.firstCall.args[1].at(-1), { op: 'replace', path: '/status/phase', value: 'Succeeded' });
-    // The budget: 30 s from T0 for three stages; the worker's share (10 s) is spent.
-    assert.equal(t.pods.deletePod.firstCall.args[1], 20);
-    assert.deepEqual(t.order(), ['worker:TERM'], 'later stages are left to the kubelet');
-    assert.deepEqual(result, { stopped: ['worker'], failed: [], ok: true });
-    const escalated = t.reports.find((r) => r.kind === 'escalated');
+    // 30 s from T0; 19 s are left.
+    assert.equal(t.pods.deletePod.firstCall.args[1], 19);
+    const escalated = t.reports.find((x) => x.kind === 'escalated');
     assert.equal(escalated?.kind === 'escalated' && escalated.why, 'share');
     assert.equal(reportEvent(escalated!)?.reason, 'StoppingContainer');
-    assert.match(t.progress.at(-1)?.condition.message ?? '', /issued: worker, worker:KILL$/);
+    assert.deepEqual(r.issued, [{ container: 'worker', escalated: true, atMs: T0 + 11_000 }]);
+    assert.match(progressUpdates(d, r.issued).at(-1)?.condition.message ?? '', new RegExp(`issued: worker@${T0 + 1000}, worker:KILL@${T0 + 11_000}$`));
   });
 
   it('an escalated Job pod gets its result recorded; the deletion waits for the Job to count it', async () => {
-    const { p, d } = decide(pod().container('app').sidecar('proxy').finished('app', 0, T0));
+    const { p, d } = decide(pod().container('app').sidecar('proxy').finished('app', 0, T0).condition('podlife.dev/SidecarsStopped', 'False', `stopping proxy; issued: proxy@${T0}`), T0 + 31_000);
     p.metadata!.finalizers = ['batch.kubernetes.io/job-tracking'];
-    const t = context({ proxy: 'never' });
-    let waits = 0;
-    await runStop(p, d, { ...t.ctx, waitForStopped: async () => waits++ > 0 });
+    const t = context({}, T0 + 31_000);
+    await actOn(p, d, t.ctx);
     assert.equal(t.pods.patchStatus.callCount, 1);
     assert.equal(t.pods.deletePod.callCount, 0);
     const escalated = t.reports.find((r) => r.kind === 'escalated');
     assert.match(escalated?.kind === 'escalated' ? escalated.detail : '', /once its Job has counted it/);
   });
 
-  it('escalates at once when PID 1 has no handler for the signal, and says why', async () => {
+  it('escalates in the same pass when PID 1 has no handler for the signal, and says why', async () => {
     const { p, d } = decide(pod().container('app').sidecar('proxy').finished('app', 0, T0));
-    const t = context({ proxy: 'never' });
-    t.exec.callsFake(async () => ({ exitCode: NO_HANDLER_EXIT, stdout: '', stderr: '' }));
-    const began = t.ctx.now();
-    await runStop(p, d, { ...t.ctx, waitForStopped: async (_c, until) => (t.pods.deletePod.called ? true : Promise.reject(new Error(`waited until ${until}`))) });
-    assert.equal(t.ctx.now(), began, 'no share spent waiting for a signal that cannot arrive');
+    const t = context({ exec: execApi({ exitCode: NO_HANDLER_EXIT, stdout: '', stderr: '' }) });
+    const r = await actOn(p, d, t.ctx);
     assert.equal(t.pods.deletePod.callCount, 1);
-    const event = reportEvent(t.reports.find((r) => r.kind === 'escalated')!);
+    assert.deepEqual(r.issued.map((s) => `${s.container}${s.escalated ? ':KILL' : ''}`), ['proxy', 'proxy:KILL']);
+    const event = reportEvent(t.reports.find((x) => x.kind === 'escalated')!);
     assert.equal(event?.type, 'Warning');
     assert.match(event?.note ?? '', /PID 1 has no handler.*ending it through the kubelet/);
   });
 
-  it('escalates at once when the ephemeral stop container reports no handler', async () => {
-    const { p, d } = decide(pod().container('app').sidecar('proxy').finished('app', 0, T0));
-    const t = context({ proxy: 'never' });
-    let waits = 0;
-    await runStop(p, d, { ...t.ctx, waitForStopped: async () => (waits++ === 0 ? 'no-handler' : true) });
+  it('escalates when the ephemeral stop container reports no handler', async () => {
+    const b = pod().container('app').sidecar('proxy').finished('app', 0, T0).ephemeral('podlife-stop-proxy', 'proxy');
+    const p = b.build();
+    p.status!.ephemeralContainerStatuses = [{ name: 'podlife-stop-proxy', image: '', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: NO_HANDLER_EXIT } } }];
+    const d = evaluatePod(p, { nowMs: T0 + 1000 }) as StopDecision;
+    const t = context();
+    await actOn(p, d, t.ctx);
     const escalated = t.reports.find((r) => r.kind === 'escalated');
     assert.equal(escalated?.kind === 'escalated' && escalated.why, 'no-handler');
     assert.equal(t.pods.deletePod.callCount, 1);
   });
 
-  it('does not delete the pod when its result cannot be recorded, and reports the container failed', async () => {
-    const { p, d } = decide(pod().container('app').sidecar('proxy').finished('app', 0, T0));
-    const t = context({ proxy: 'never' });
-    t.pods.patchStatus.rejects(new Error('the server rejected our request (422)'));
-    const result = await runStop(p, d, t.ctx);
-    assert.equal(t.pods.deletePod.callCount, 0, 'a Job would count the kubelet\'s view of a killed sidecar');
-    assert.deepEqual(result.failed, ['proxy']);
-    const escalated = t.reports.find((r) => r.kind === 'escalated');
-    assert.equal(reportEvent(escalated!)?.reason, 'StopFailed');
-    const failure = t.progress.find((u) => u.condition.reason === 'StopFailed');
-    assert.deepEqual(failure?.events.map((e) => `${e.type}/${e.reason}`), ['Warning/StopFailed']);
+  it('does not delete the pod when its result cannot be recorded, and says so', async () => {
+    const { p, d } = decide(pod().container('app').sidecar('proxy').finished('app', 0, T0).condition('podlife.dev/SidecarsStopped', 'False', `stopping proxy; issued: proxy@${T0}`), T0 + 31_000);
+    const t = context({}, T0 + 31_000);
+    t.pods.patchStatus.rejects(new Error('the server is unavailable'));
+    const r = await actOn(p, d, t.ctx);
+    assert.equal(r.ok, false, 'retried by the caller');
+    assert.equal(t.pods.deletePod.callCount, 0, "a Job would count the kubelet's view of a killed sidecar");
+    assert.equal(reportEvent(t.reports.find((x) => x.kind === 'escalated')!)?.reason, 'StopFailed');
   });
 
-  it('a resumed controller past the deadline escalates without sending the stop again', async () => {
-    const p = pod().container('app').sidecar('proxy').finished('app', 0, T0).condition('podlife.dev/SidecarsStopped', 'False', 'stopping proxy; issued: proxy').build();
-    const d = evaluatePod(p, { nowMs: T0 + 31_000 }) as StopDecision;
-    const t = context({ proxy: 'never' });
-    await runStop(p, d, { ...t.ctx, now: () => T0 + 31_000, waitForStopped: async () => t.pods.deletePod.called });
-    assert.equal(t.exec.callCount, 0);
-    assert.equal(t.pods.deletePod.firstCall.args[1], 1, 'nothing left of the budget: the least grace, never 0');
-  });
-
-  it('records each issued stop before waiting, in the progress condition', async () => {
-    const { p, d } = decide();
-    const t = context({ worker: 'TERM', log: 'TERM', proxy: 'TERM' });
-    await runStop(p, d, t.ctx);
-    assert.deepEqual(
-      t.progress.map((u) => u.condition.message),
-      [
-        'stopping worker, proxy, log; issued: worker',
-        'stopping worker, proxy, log; issued: worker, proxy',
-        'stopping worker, proxy, log; issued: worker, proxy, log',
-      ],
-    );
+  it('past the budget, the least grace is 1 s, never 0', async () => {
+    const { p, d } = decide(pod().container('app').sidecar('proxy').finished('app', 0, T0).condition('podlife.dev/SidecarsStopped', 'False', `stopping proxy; issued: proxy@${T0 + 29_000}`), T0 + 31_000);
+    const t = context({}, T0 + 31_000);
+    await actOn(p, d, t.ctx);
+    assert.equal(t.exec.exec.callCount, 0);
+    assert.equal(t.pods.deletePod.firstCall.args[1], 1);
   });
 
   it('does not repeat a stop the progress record already holds', async () => {
-    const { p, d } = decide(
-      pod().keystone('app').container('worker').sidecar('proxy').finished('app', 0, T0).condition('podlife.dev/SidecarsStopped', 'False', 'stopping worker, proxy; issued: worker'),
-    );
-    const t = context({ worker: 'TERM', proxy: 'TERM' });
-    t.received.set('worker', ['TERM']);
-    await runStop(p, d, t.ctx);
-    assert.deepEqual(t.order(), ['proxy:TERM']);
+    const { p, d } = decide(pod().keystone('app').container('worker').sidecar('proxy').finished('app', 0, T0).condition('podlife.dev/SidecarsStopped', 'False', 'stopping worker, proxy; issued: worker'));
+    const t = context();
+    await actOn(p, d, t.ctx);
+    assert.deepEqual(t.stopped(), []);
   });
 
   it('falls back to an ephemeral container when exec cannot run', async () => {
     const { p, d } = decide(pod().container('app').sidecar('proxy').finished('app', 0, T0));
-    const pods = podApi();
-    const t = context({ proxy: 'TERM' }, { pods, exec: { exec: sinon.stub().resolves(notFound) }, config: { ephemeralImage: 'busybox:1.36' } });
-    await runStop(p, d, { ...t.ctx, waitForStopped: async () => true });
-    assert.equal(pods.addEphemeralContainer.callCount, 1);
+    const t = context({ exec: { exec: sinon.stub().resolves(notFound) }, config: { ephemeralImage: 'busybox:1.36' } });
+    await actOn(p, d, t.ctx);
+    assert.equal(t.pods.addEphemeralContainer.callCount, 1);
     const issued = t.reports.find((r) => r.kind === 'stop-issued');
     assert.equal(issued?.kind === 'stop-issued' && issued.method, 'ephemeral');
   });
 });
 
-describe('runDecision', () => {
+describe('actOn: delete and phase', () => {
+  const ctx = (pods: PodApi): ActContext => ({ pods, nowMs: T0 });
+
   it('deletes for TerminatePod', async () => {
     const p = pod().keystone('app').sidecar('proxy').annotate('podlife.dev/on-keystone-exit', 'TerminatePod').finished('app', 0).build();
     const pods = podApi();
-    const r = await runDecision(p, evaluatePod(p, { nowMs: T0 }), { pods, now: () => T0, waitForStopped: async () => true });
+    const r = await actOn(p, evaluatePod(p, { nowMs: T0 }), ctx(pods));
     assert.equal(r.ok, true);
     assert.equal(pods.deletePod.firstCall.args[1], 30);
   });
@@ -380,7 +336,7 @@ describe('runDecision', () => {
   it('marks the phase for completion: phase, then deletes the pod so that the kubelet ends the rest', async () => {
     const p = pod().container('app').sidecar('proxy').annotate('podlife.dev/completion', 'phase').finished('app', 0).build();
     const pods = podApi();
-    const r = await runDecision(p, evaluatePod(p, { nowMs: T0 + 4_000 }), { pods, now: () => T0, waitForStopped: async () => true });
+    const r = await actOn(p, evaluatePod(p, { nowMs: T0 + 4_000 }), ctx(pods));
     assert.equal(r.ok, true);
     assert.equal(pods.patchStatus.firstCall.args[1].at(-1).value, 'Succeeded');
     assert.ok(pods.patchStatus.calledBefore(pods.deletePod));
@@ -391,7 +347,7 @@ describe('runDecision', () => {
     const p = pod().container('app').sidecar('proxy').annotate('podlife.dev/completion', 'phase').finished('app', 0).build();
     p.metadata!.finalizers = ['batch.kubernetes.io/job-tracking'];
     const pods = podApi();
-    const r = await runDecision(p, evaluatePod(p, { nowMs: T0 }), { pods, now: () => T0, waitForStopped: async () => true });
+    const r = await actOn(p, evaluatePod(p, { nowMs: T0 }), ctx(pods));
     assert.equal(r.ok, true);
     assert.equal(pods.patchStatus.callCount, 1);
     assert.equal(pods.deletePod.callCount, 0);
@@ -400,8 +356,8 @@ describe('runDecision', () => {
   it('does not delete when the phase could not be recorded (retried on a fresh pod)', async () => {
     const p = pod().container('app').sidecar('proxy').annotate('podlife.dev/completion', 'phase').finished('app', 0).build();
     const pods = podApi();
-    pods.patchStatus.rejects(new Error('422'));
-    const r = await runDecision(p, evaluatePod(p, { nowMs: T0 }), { pods, now: () => T0, waitForStopped: async () => true });
+    pods.patchStatus.rejects(new Error('the server is unavailable'));
+    const r = await actOn(p, evaluatePod(p, { nowMs: T0 }), ctx(pods));
     assert.equal(r.ok, false);
     assert.equal(pods.deletePod.callCount, 0);
   });
@@ -409,7 +365,7 @@ describe('runDecision', () => {
   it('deletes a pod whose recorded phase left containers running (resumed after a crash)', async () => {
     const p = pod().container('app').sidecar('proxy').annotate('podlife.dev/completion', 'phase').finished('app', 0).phase('Succeeded').build();
     const pods = podApi();
-    await runDecision(p, evaluatePod(p, { nowMs: T0 }), { pods, now: () => T0, waitForStopped: async () => true });
+    await actOn(p, evaluatePod(p, { nowMs: T0 }), ctx(pods));
     assert.equal(pods.patchStatus.callCount, 0);
     assert.equal(pods.deletePod.callCount, 1);
   });
@@ -417,7 +373,7 @@ describe('runDecision', () => {
   it('does nothing for none and invalid', async () => {
     const p = pod().container('app').annotate('role.podlife.dev/x', 'sidecar').build();
     const pods = podApi();
-    await runDecision(p, evaluatePod(p, { nowMs: T0 }), { pods, now: () => T0, waitForStopped: async () => true });
+    await actOn(p, evaluatePod(p, { nowMs: T0 }), ctx(pods));
     assert.equal(pods.deletePod.callCount + pods.patchStatus.callCount + pods.addEphemeralContainer.callCount, 0);
   });
 });

@@ -11,7 +11,7 @@ import type { KubeClient } from '@podlife/core';
 import { podExplanation, renderExplanation } from '@podlife/pod-conditions';
 import type { PodEvent, PodExplanation } from '@podlife/pod-conditions';
 import { ManagedLabel } from '@podlife/keystone';
-import { isUnlabelledAnnotated } from '../keystone/unlabelled.js';
+import { isUnlabelledAnnotated } from '@podlife/keystone';
 import type { ExplainArgs } from './args.js';
 import { connect, contextNamespace } from './kubeconfig.js';
 

@@ -36,8 +36,8 @@ export interface PodApi {
   addEphemeralContainer(pod: PodRef, container: V1EphemeralContainer): Promise<void>;
   /** DELETE the pod with a grace period; 'gone' when it no longer exists. */
   deletePod(pod: PodRef, gracePeriodSeconds: number): Promise<'deleted' | 'gone'>;
-  /** JSON patch on pods/status. */
-  patchStatus(pod: PodRef, ops: readonly JsonPatchOp[]): Promise<void>;
+  /** JSON patch on pods/status; resolves with the pod the server returned (when the transport has it). */
+  patchStatus(pod: PodRef, ops: readonly JsonPatchOp[]): Promise<V1Pod | void>;
 }
 
 export function podRef(pod: V1Pod): PodRef {
@@ -66,8 +66,8 @@ export function createPodApi(client: KubeClient): PodApi {
         throw err;
       }
     },
-    async patchStatus(pod, ops) {
-      await client.patch(path(pod, 'status'), ops, ContentType.JsonPatch);
+    patchStatus(pod, ops) {
+      return client.patch<V1Pod>(path(pod, 'status'), ops, ContentType.JsonPatch);
     },
   };
 }

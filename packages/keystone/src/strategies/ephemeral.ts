@@ -19,26 +19,7 @@ import type { PodApi } from './api.js';
 import { podRef } from './api.js';
 import type { StopAttempt } from './exec.js';
 import { postScriptArgv, signalScriptArgv } from './exec.js';
-
-const NAME_MAX = 63;
-
-/** FNV-1a, for short stable suffixes when a name must be truncated. */
-function hash36(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(36);
-}
-
-/** `podlife-stop-<container>` (or `podlife-kill-…` for the escalation), shortened with a hash past 63 characters. */
-export function ephemeralName(container: string, escalated: boolean): string {
-  const name = `podlife-${escalated ? 'kill' : 'stop'}-${container}`;
-  if (name.length <= NAME_MAX) return name;
-  const suffix = `-${hash36(name)}`;
-  return name.slice(0, NAME_MAX - suffix.length).replace(/-+$/, '') + suffix;
-}
+import { ephemeralName } from '../stop-containers.js';
 
 export function ephemeralCommand(spec: StopSpec): string[] | undefined {
   switch (spec.kind) {

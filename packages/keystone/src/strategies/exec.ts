@@ -14,6 +14,7 @@
  */
 import type { StopSpec } from '../annotations.js';
 import type { PodExecApi, PodRef } from './api.js';
+import { NO_HANDLER_EXIT } from '../stop-containers.js';
 
 export interface StopAttempt {
   readonly ok: boolean;
@@ -26,8 +27,6 @@ export interface StopAttempt {
 
 const SIGNAL_NUMBERS: Readonly<Record<string, number>> = Object.freeze({ HUP: 1, INT: 2, QUIT: 3, KILL: 9, USR1: 10, USR2: 12, TERM: 15 });
 
-/** SIGNAL_SCRIPT's exit code when PID 1 has no handler for the signal (it was sent all the same). */
-export const NO_HANDLER_EXIT = 3;
 
 /**
  * 128 + SIGKILL: when a container's PID 1 exits, the kernel kills every other process of its PID

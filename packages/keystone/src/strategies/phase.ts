@@ -3,14 +3,19 @@
  *
  * Guarantees:
  * - the patch tests the phase it read, so a phase the kubelet wrote meanwhile is never
- *   overwritten (the server answers 422 and the outcome is `failed`, to re-evaluate);
+ *   overwritten (the server answers 422 and the outcome is `stale`: evaluate again on the newer
+ *   pod, nothing failed);
  * - idempotent: a pod already Succeeded/Failed is reported `already`; never throws.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import type { JsonPatchOp } from '@podlife/core';
+import { ApiError, type JsonPatchOp } from '@podlife/core';
 import type { PodApi } from './api.js';
 import { podRef } from './api.js';
-import type { ActionOutcome } from './delete.js';
+
+/** 422: a JSON patch whose `test` operation failed (the phase changed since it was read). */
+function isUnprocessable(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 422;
+}
 
 export function phasePatch(pod: V1Pod, phase: 'Succeeded' | 'Failed'): JsonPatchOp[] {
   const current = pod.status?.phase;
@@ -21,14 +26,28 @@ export function phasePatch(pod: V1Pod, phase: 'Succeeded' | 'Failed'): JsonPatch
   ];
 }
 
-export async function markPhase(api: PodApi, pod: V1Pod, phase: 'Succeeded' | 'Failed'): Promise<ActionOutcome> {
+export interface PhaseOutcome {
+  /** stale: the pod's phase changed since it was read (the patch's test failed); evaluate again. */
+  readonly outcome: 'done' | 'already' | 'failed' | 'stale';
+  readonly detail: string;
+  readonly error?: string;
+  /** The pod as the patch returned it. */
+  readonly written?: V1Pod;
+}
+
+export async function markPhase(api: PodApi, pod: V1Pod, phase: 'Succeeded' | 'Failed'): Promise<PhaseOutcome> {
   const detail = `set status.phase=${phase}`;
   const current = pod.status?.phase;
   if (current === 'Succeeded' || current === 'Failed') return { outcome: 'already', detail };
   try {
-    await api.patchStatus(podRef(pod), phasePatch(pod, phase));
-    return { outcome: 'done', detail };
+    const written = await api.patchStatus(podRef(pod), phasePatch(pod, phase));
+    return { outcome: 'done', detail, ...(written ? { written } : {}) };
   } catch (err) {
-    return { outcome: 'failed', detail, error: err instanceof Error ? err.message : String(err) };
+    if (current !== undefined && isUnprocessable(err)) return { outcome: 'stale', detail, error: errorMessage(err) };
+    return { outcome: 'failed', detail, error: errorMessage(err) };
   }
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -12,19 +12,21 @@
  * - with `managedPodsOnly` it lists and watches only pods labelled `podlife.dev/managed: "true"`
  *   (the API server filters), and counts annotated pods without the label
  *   (`podlife_unlabelled_annotated_pods`, docs/adr/0131);
- * - informer events also wake the stop sequences waiting for a container to end.
+ * - a pod is reconciled when it changes and when its decision says (a stage's deadline); with
+ *   nothing running between reconciles, stopping the controller stops everything it does.
  */
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { Controller, objectKey, silentLogger, type Informer, type Manager } from '@podlife/core';
-import { ManagedLabel, createExecApi } from '@podlife/keystone';
+import { ManagedLabel } from './annotations.js';
 import { KeystoneReconciler, type KeystoneReconcilerOptions } from './reconciler.js';
+import { createExecApi } from './strategies/api.js';
 import { hasPodlifeAnnotation, keepLifecycleFields } from './transform.js';
 import { UnlabelledPodAudit } from './unlabelled.js';
 
 export interface KeystoneControllerOptions extends Omit<KeystoneReconcilerOptions, 'client' | 'getPod' | 'events' | 'registry'> {
   /** Enables the exec strategy (pods/exec needs the KubeConfig's credentials). */
   kubeConfig?: KubeConfig;
-  /** Pods reconciled at once; default 16 (stop sequences run in the background and do not hold a worker). */
+  /** Pods reconciled at once; default 16. */
   concurrency?: number;
   /** List and watch only pods labelled `podlife.dev/managed: "true"` (DESIGN 3.7); default false. */
   managedPodsOnly?: boolean;
@@ -42,12 +44,6 @@ export class KeystoneController extends Controller {
     this.keystone = reconciler;
     this.podInformers = informers;
     this.unlabelled = unlabelled;
-  }
-
-  /** Stops the workers, then waits for background stop sequences (aborted by the stop) to return. */
-  override async stop(): Promise<void> {
-    await super.stop();
-    await this.keystone.drain();
   }
 }
 
@@ -85,12 +81,7 @@ export function keystoneController(manager: Manager, opts: KeystoneControllerOpt
       : { informers }),
   });
   const controller = new KeystoneController(reconciler, informers, opts.concurrency ?? 16, unlabelled);
-  reconciler.enqueue = (key) => controller.enqueue(key);
   const ours = (pod: V1Pod): string[] => (hasPodlifeAnnotation(pod.metadata?.annotations) ? [objectKey(pod)] : []);
-  for (const informer of informers) {
-    controller.watch(informer, ours);
-    informer.on('update', (pod) => reconciler.podChanged(pod));
-    informer.on('delete', (pod) => reconciler.podChanged(pod));
-  }
+  for (const informer of informers) controller.watch(informer, ours);
   return controller;
 }

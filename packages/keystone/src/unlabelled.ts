@@ -13,7 +13,7 @@
  */
 import type { V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
 import { METADATA_LIST, objectKey, type Informer, type KubeClient, type Logger } from '@podlife/core';
-import { ManagedLabel, hasManagedLabel } from '@podlife/keystone';
+import { ManagedLabel, hasManagedLabel } from './annotations.js';
 import { Gauge, type Registry } from 'prom-client';
 import { hasPodlifeAnnotation } from './transform.js';
 

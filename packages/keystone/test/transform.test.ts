@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
 import { EventRecorder, type EventObject } from '@podlife/core';
-import { evaluatePod } from '@podlife/keystone';
+import { evaluatePod } from '../src/index.js';
 import fc from 'fast-check';
 import { describe, it } from 'mocha';
-import { hasPodlifeAnnotation, keepLifecycleFields } from '../src/keystone/transform.js';
+import { hasPodlifeAnnotation, keepLifecycleFields } from '../src/transform.js';
 import { nowArb, podArb, T0 } from './pod-arbitrary.js';
 
 function sharedPidPod(): V1Pod {
