@@ -561,7 +561,7 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
         // Killed once the stop of proxy-b is both recorded (the progress condition) and announced.
         await waitFor('the stop of proxy-b recorded and announced', async () => {
           const p = await getPod(namespace, 'resume');
-          return /issued: proxy-b$/.test(condition(p, 'podlife.dev/SidecarsStopped')?.message ?? '') &&
+          return /issued: proxy-b(@\d+)?$/.test(condition(p, 'podlife.dev/SidecarsStopped')?.message ?? '') &&
             (await events(namespace, 'resume')).some((e) => e.reason === 'StoppingContainer' && /container proxy-b /.test(e.note ?? ''));
         }, { timeoutMs: 60_000 });
         child.kill('SIGKILL');

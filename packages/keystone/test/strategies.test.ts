@@ -229,6 +229,14 @@ describe('actOn: one pass of what a stop decision says is due', () => {
     assert.deepEqual(r, { issued: [{ container: 'worker', escalated: false, atMs: T0 + 1000 }], ok: true });
   });
 
+  it('a stop that goes out late says so in its Event, with what is left of the budget', async () => {
+    const { p, d } = decide(undefined, T0 + 26_000);
+    const t = context({}, T0 + 26_000);
+    await actOn(p, d, t.ctx);
+    const note = reportEvent(t.reports.find((r) => r.kind === 'stop-issued')!)?.note ?? '';
+    assert.match(note, /^stopping container worker with signal:TERM via .* \(26\.0s late, the controller was unavailable: 4\.0s of the budget left for 3 stage\(s\), at least 2\.0s each\)$/);
+  });
+
   it('then each sidecar alone, in reverse spec order', async () => {
     const { p, d } = decide(pod().keystone('app').container('worker').sidecar('log').sidecar('proxy').finished('app', 0, T0).finished('worker', 143, T0 + 500));
     const t = context();

@@ -21,7 +21,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { formatStopSpec, type StopSpec } from '../annotations.js';
 import type { KeystoneConfig } from '../config.js';
-import { STILL_RUNNING, awaitsJobCount, type Decision, type EscalationWhy, type StopDecision, type StopMethod } from '../evaluate.js';
+import { DEFAULT_MIN_STAGE_MS, STILL_RUNNING, awaitsJobCount, type Decision, type EscalationWhy, type StopDecision, type StopMethod } from '../evaluate.js';
 import { ConditionType, EventReason, stopFailedUpdate, stoppingUpdate, type IssuedStop, type LifecycleEvent, type StatusUpdate } from '../records.js';
 import { podRef, type PodApi, type PodExecApi } from './api.js';
 import { deletePod, type ActionOutcome } from './delete.js';
@@ -38,6 +38,8 @@ export type ActionReport =
       readonly ok: boolean;
       readonly detail: string;
       readonly error?: string;
+      /** The stage started late (a controller that was away): how late, and what that leaves. */
+      readonly late?: { readonly byMs: number; readonly remainingMs: number; readonly stagesLeft: number; readonly minStageMs: number };
     }
   | {
       readonly kind: 'escalated';
@@ -47,14 +49,6 @@ export type ActionReport =
       readonly outcome: 'done' | 'already' | 'failed';
       readonly detail: string;
       readonly error?: string;
-    }
-  | {
-      /** The stage started this long after it would have on time; what is left of the budget is shared. */
-      readonly kind: 'late';
-      readonly lateByMs: number;
-      readonly remainingMs: number;
-      readonly stagesLeft: number;
-      readonly minStageMs: number;
     }
   | { readonly kind: 'deleted' | 'phase'; readonly outcome: 'done' | 'already' | 'failed'; readonly detail: string; readonly error?: string };
 
@@ -87,7 +81,7 @@ export function reportEvent(report: ActionReport): LifecycleEvent | undefined {
   switch (report.kind) {
     case 'stop-issued':
       return report.ok
-        ? { type: 'Normal', reason: EventReason.StoppingContainer, note: `stopping container ${report.container} with ${report.stop} via ${report.detail}`, action: 'Stop' }
+        ? { type: 'Normal', reason: EventReason.StoppingContainer, note: `stopping container ${report.container} with ${report.stop} via ${report.detail}${lateNote(report.late)}`, action: 'Stop' }
         : {
             type: 'Warning',
             reason: EventReason.StopFailed,
@@ -96,15 +90,6 @@ export function reportEvent(report: ActionReport): LifecycleEvent | undefined {
           };
     case 'escalated':
       return escalationEvent(report);
-    case 'late': {
-      const left = report.remainingMs > 0 ? `${seconds(report.remainingMs)} of the budget left for ${report.stagesLeft} stage(s)` : 'nothing left of the budget';
-      return {
-        type: 'Normal',
-        reason: EventReason.StoppingContainer,
-        note: `acting ${seconds(report.lateByMs)} late (the controller was unavailable): ${left}; each stage gets at least ${seconds(report.minStageMs)}`,
-        action: 'Stop',
-      };
-    }
     case 'deleted':
     case 'phase':
       return report.outcome === 'failed'
@@ -138,6 +123,13 @@ function escalationEvent(report: ActionReport & { kind: 'escalated' }): Lifecycl
     case 'not-ended':
       return undefined; // repeated while the first escalation has not taken; the first one was announced
   }
+}
+
+/** Says how late a stop goes out and what that leaves of the budget (DESIGN 3.2). */
+function lateNote(late: (ActionReport & { kind: 'stop-issued' })['late']): string {
+  if (!late) return '';
+  const left = late.remainingMs > 0 ? `${seconds(late.remainingMs)} of the budget left for ${late.stagesLeft} stage(s)` : 'nothing left of the budget';
+  return ` (${seconds(late.byMs)} late, the controller was unavailable: ${left}, at least ${seconds(late.minStageMs)} each)`;
 }
 
 function seconds(ms: number): string {
@@ -177,9 +169,10 @@ async function actOnStop(pod: V1Pod, decision: StopDecision, ctx: ActContext): P
   const config = ctx.config ?? {};
   const issued: IssuedStop[] = [];
   let noHandler = false;
-  if (decision.issue.length > 0 && decision.lateByMs !== undefined) {
-    ctx.report?.({ kind: 'late', lateByMs: decision.lateByMs, remainingMs: decision.remainingMs, stagesLeft: decision.stagesLeft, minStageMs: config.minStageMs ?? 2000 });
-  }
+  const late =
+    decision.lateByMs === undefined
+      ? undefined
+      : { byMs: decision.lateByMs, remainingMs: decision.remainingMs, stagesLeft: decision.stagesLeft, minStageMs: config.minStageMs ?? DEFAULT_MIN_STAGE_MS };
   const attempts = await Promise.all(
     decision.issue.map(async (step) => {
       const attempt = await issueStop(pod, step.container, step.stop, step.method, ctx);
@@ -191,6 +184,7 @@ async function actOnStop(pod: V1Pod, decision: StopDecision, ctx: ActContext): P
         ok: attempt.ok,
         detail: attempt.detail,
         ...(attempt.error !== undefined ? { error: attempt.error } : {}),
+        ...(late ? { late } : {}),
       });
       return { step, attempt };
     }),
