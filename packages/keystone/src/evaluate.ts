@@ -530,9 +530,10 @@ function planStop(
   // Containers seen stopped after their stop was issued: the record lists them, so that each
   // one's ContainerStopped Event goes out once, with the write that adds it.
   const stoppedBefore = progress?.status === 'False' ? stoppedContainers(progress.message) : [];
+  const seenStopped = new Set(stoppedBefore);
   const newlyStopped: string[] = [];
   for (const name of targets) {
-    if (issuedAt.has(name) && !stoppedBefore.includes(name) && isStopped(statusOf(pod, name))) newlyStopped.push(name);
+    if (issuedAt.has(name) && !seenStopped.has(name) && isStopped(statusOf(pod, name))) newlyStopped.push(name);
   }
 
   if (steps.length === 0) {
