@@ -143,9 +143,9 @@ export class ControllerApp {
     return this.manager.done;
   }
 
+  /** Stops the webhook server and the manager side by side: bounded by the manager's shutdown deadline. */
   async stop(): Promise<void> {
-    await this.webhook?.stop();
-    await this.manager.stop();
+    await Promise.all([this.webhook?.stop(), this.manager.stop()]);
   }
 }
 

@@ -13,7 +13,8 @@
  *   the process's memory and each informer's cache size (`registerRuntimeMetrics`);
  * - `stop()` (and SIGTERM/SIGINT when `handleSignals`) stops controllers and lets in-flight
  *   reconciles finish, then releases the lease, stops informers, flushes events and closes
- *   the servers; it is idempotent.
+ *   the servers; it is idempotent, and it resolves within `shutdownTimeoutMs` even when the API
+ *   server cannot be reached (a step still waiting then is logged and left behind).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -46,6 +47,8 @@ export interface ManagerOptions {
   /** Stop on SIGTERM and SIGINT; default false (a library should not own the process's signals). */
   handleSignals?: boolean;
   registry?: Registry;
+  /** The longest `stop()` waits for its steps (API calls may hang on an unreachable server); default 3000 ms. */
+  shutdownTimeoutMs?: number;
 }
 
 type Route = '/healthz' | '/readyz' | '/metrics';
@@ -209,11 +212,19 @@ export class Manager {
       process.off('SIGTERM', this.signalHandler);
       process.off('SIGINT', this.signalHandler);
     }
+    const deadline = Date.now() + (this.opts.shutdownTimeoutMs ?? 3000);
     const step = async (what: string, fn: () => Promise<void>): Promise<void> => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), Math.max(0, deadline - Date.now()));
+        timer.unref();
+      });
       try {
-        await fn();
+        if ((await Promise.race([fn(), late])) === 'late') this.log.warn(`shutdown: ${what} did not finish in time; going on without it`);
       } catch (err) {
         this.log.error({ err }, `shutdown: ${what} failed`);
+      } finally {
+        clearTimeout(timer);
       }
     };
     await step('controllers', async () => void (await Promise.all(this.controllers.map((c) => c.stop()))));

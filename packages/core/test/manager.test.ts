@@ -145,6 +145,21 @@ describe('Manager', () => {
     await until(() => reconciled.includes('two:k2'));
   });
 
+  it('stop() resolves within its deadline when a step hangs (an API server that cannot be reached)', async () => {
+    const m = await manager({ shutdownTimeoutMs: 200 });
+    const stuck = new (class extends Controller {
+      override stop(): Promise<void> {
+        return new Promise(() => undefined);
+      }
+    })({ name: 'stuck', reconciler: { reconcile: async () => undefined } });
+    m.add(stuck);
+    await m.start();
+    const began = Date.now();
+    await m.stop();
+    const took = Date.now() - began;
+    assert.ok(took >= 150 && took < 1500, `stop() took ${took} ms`);
+  });
+
   it('stop() is idempotent and resolves done', async () => {
     const m = await manager();
     await m.start();
