@@ -1,7 +1,9 @@
 // House rules that the compiler does not check (DESIGN 1):
 // - every package has an `exports` map, so its internals stay private;
 // - no file reaches into another package's internals (`@podlife/x/src/...` or `../../x/`);
-// - dependencies point one way: core <- pod-conditions <- keystone, node-readiness <- controller.
+// - dependencies point one way: core <- pod-conditions <- keystone, node-readiness <- controller;
+// - core imports only types from @kubernetes/client-node (loading its generated API costs ~90 MiB
+//   of RSS, so core loads it on demand, where a kubeconfig is read).
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -28,6 +30,9 @@ for (const pkg of Object.keys(layers)) {
       const spec = m[1];
       if (/^@podlife\/[^/]+\/(src|dist)\//.test(spec)) problems.push(`${file}: deep import ${spec}`);
       if (/^\.\.\/\.\.\//.test(spec)) problems.push(`${file}: relative import across packages ${spec}`);
+      if (pkg === 'core' && spec.startsWith('@kubernetes/client-node') && !/^(import|export)\s+type\b/.test(text.slice(Math.max(text.lastIndexOf('import', m.index), text.lastIndexOf('export', m.index))))) {
+        problems.push(`${file}: core imports @kubernetes/client-node for its values; import types only and load it with import() where needed`);
+      }
       const dep = /^@podlife\/([^/]+)/.exec(spec)?.[1];
       if (dep && dep in layers && dep !== pkg && !(layers[dep] < layers[pkg])) {
         problems.push(`${file}: ${pkg} must not depend on ${dep}`);

@@ -10,9 +10,8 @@
  *
  * Run by run.ts with `--expose-gc` and an IPC channel, over which it sends one `Measurement`.
  */
-import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { Informer, KubeClient, stripManagedFields } from '@podlife/core';
-import { keepLifecycleFields } from '@podlife/keystone';
 import { OPT_IN_EVERY } from './api.js';
 import { TRANSFORMS, type TransformName } from './transforms.js';
 
@@ -23,20 +22,40 @@ import { TRANSFORMS, type TransformName } from './transforms.js';
  * `--managed-pods-only`; `keystoneAndNetwork`, what the default controllers cache: that and the
  * network-conditions controller's cache of every pod (`stripManagedFields`), in one process.
  */
-export type Variant = 'baseline' | TransformName | 'optIn' | 'keystone' | 'keystoneManaged' | 'keystoneAndNetwork';
+/** Empty-list processes: `baseline` loads core, `baselineController` the controller package too (the floor of the controller's variants). */
+export type Variant = 'baseline' | 'baselineController' | TransformName | 'optIn' | 'keystone' | 'keystoneManaged' | 'keystoneAndNetwork';
 
 const MANAGED = 'podlife.dev/managed=true';
 
-/** The informers a variant runs in one process. */
-const CACHES: Record<Exclude<Variant, 'baseline'>, { transform?: (pod: V1Pod) => V1Pod; labelSelector?: string }[]> = {
-  none: [{}],
-  stripManagedFields: [{ transform: TRANSFORMS.stripManagedFields }],
-  lifecycleView: [{ transform: TRANSFORMS.lifecycleView }],
-  optIn: [{ transform: TRANSFORMS.lifecycleView, labelSelector: MANAGED }],
-  keystone: [{ transform: keepLifecycleFields }],
-  keystoneManaged: [{ transform: keepLifecycleFields, labelSelector: MANAGED }],
-  keystoneAndNetwork: [{ transform: keepLifecycleFields }, { transform: stripManagedFields }],
-};
+type Cache = { transform?: (pod: V1Pod) => V1Pod; labelSelector?: string };
+
+/**
+ * The informers a variant runs in one process. The controller's variants load the controller
+ * package, as the controller does; the others load only what an informer needs (core).
+ */
+async function caches(variant: Exclude<Variant, 'baseline'>): Promise<Cache[]> {
+  if (variant === 'baselineController') {
+    await import('@podlife/controller');
+    return [{}];
+  }
+  switch (variant) {
+    case 'none':
+      return [{}];
+    case 'stripManagedFields':
+      return [{ transform: TRANSFORMS.stripManagedFields }];
+    case 'lifecycleView':
+      return [{ transform: TRANSFORMS.lifecycleView }];
+    case 'optIn':
+      return [{ transform: TRANSFORMS.lifecycleView, labelSelector: MANAGED }];
+    default: {
+      await import('@podlife/controller');
+      const { keepLifecycleFields } = await import('@podlife/keystone');
+      if (variant === 'keystone') return [{ transform: keepLifecycleFields }];
+      if (variant === 'keystoneManaged') return [{ transform: keepLifecycleFields, labelSelector: MANAGED }];
+      return [{ transform: keepLifecycleFields }, { transform: stripManagedFields }];
+    }
+  }
+}
 
 export interface Measurement {
   transform: Variant;
@@ -76,20 +95,16 @@ async function settle(): Promise<void> {
 
 async function measure(server: string, variant: Variant, clusterPods: number, idleMs: number): Promise<Measurement> {
   const { getHeapStatistics } = await import('node:v8');
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'bench', server, skipTLSVerify: true }],
-    users: [{ name: 'bench' }],
-    contexts: [{ name: 'bench', cluster: 'bench', user: 'bench' }],
-    currentContext: 'bench',
-  });
-  const client = await KubeClient.fromKubeConfig(kc);
-  const path = variant === 'baseline' ? '/api/v1/namespaces/empty/pods' : '/api/v1/pods';
-  const caches = variant === 'baseline' ? [{}] : CACHES[variant];
-  const expected = (labelSelector: string | undefined): number => (variant === 'baseline' ? 0 : labelSelector ? Math.ceil(clusterPods / OPT_IN_EVERY) : clusterPods);
+  // An address and no credentials, as an in-cluster process is handed them: no kubeconfig, so
+  // the client library's generated API is not loaded (core imports only its types).
+  const client = KubeClient.fromConnection({ server });
+  const empty = variant === 'baseline' || variant === 'baselineController';
+  const path = empty ? '/api/v1/namespaces/empty/pods' : '/api/v1/pods';
+  const wanted = variant === 'baseline' ? [{}] : await caches(variant);
+  const expected = (labelSelector: string | undefined): number => (empty ? 0 : labelSelector ? Math.ceil(clusterPods / OPT_IN_EVERY) : clusterPods);
   const errors: string[] = [];
   let events = 0;
-  const informers = caches.map(({ transform, labelSelector }, i) => {
+  const informers = wanted.map(({ transform, labelSelector }, i) => {
     const informer = new Informer<V1Pod>({ client, path, transform, labelSelector, name: `bench ${variant} ${i}` });
     informer.on('error', (err) => errors.push(err.message));
     informer.on('add', () => events++);
@@ -102,7 +117,7 @@ async function measure(server: string, variant: Variant, clusterPods: number, id
   const syncMs = performance.now() - started;
   let pods = 0;
   for (const [i, informer] of informers.entries()) {
-    const want = expected(caches[i]?.labelSelector);
+    const want = expected(wanted[i]?.labelSelector);
     if (informer.store.size !== want) throw new Error(`store ${i} holds ${informer.store.size} pods after sync, expected ${want}`);
     pods += want;
   }

@@ -2,14 +2,16 @@
  * KubeClient: the one way podlife talks to the API server.
  *
  * Guarantees:
- * - credentials and TLS come from a client-node KubeConfig, exactly as kubectl would use them;
+ * - credentials and TLS come from a client-node KubeConfig, exactly as kubectl would use them,
+ *   or from an address and credentials given as they are (`fromConnection`), in which case the
+ *   client library is never loaded;
  * - objects travel as wire JSON (timestamps stay RFC 3339 strings; see `time.ts`);
  * - a non-2xx answer is an `ApiError` carrying the HTTP status and the API's `reason`;
  * - every request can be aborted and has a timeout; watches are streams the caller reads.
  */
 import http from 'node:http';
 import https from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
@@ -85,6 +87,28 @@ export function queryString(query: Query | undefined): string {
   return s ? `?${s}` : '';
 }
 
+/** An API server address and the credentials to use there (`KubeClient.fromConnection`). */
+export interface Connection {
+  /** e.g. `https://10.0.0.1:443`. */
+  server: string;
+  /** PEM certificates to trust instead of the system's. */
+  ca?: string | Buffer;
+  /** Bearer token. */
+  token?: string;
+  /** PEM client certificate and key. */
+  cert?: string | Buffer;
+  key?: string | Buffer;
+  /** Do not verify the server's certificate (a local test server only). */
+  insecureSkipTLSVerify?: boolean;
+}
+
+function agentFor(server: URL, base: https.RequestOptions, maxSockets = 64): http.Agent {
+  const agentOpts = { keepAlive: true, maxSockets };
+  return server.protocol === 'https:'
+    ? new https.Agent({ ...agentOpts, ca: base.ca, cert: base.cert, key: base.key, rejectUnauthorized: base.rejectUnauthorized ?? true })
+    : new http.Agent(agentOpts);
+}
+
 export class KubeClient {
   readonly server: URL;
   private readonly base: https.RequestOptions;
@@ -96,6 +120,29 @@ export class KubeClient {
     this.agent = agent;
   }
 
+  /**
+   * Builds a client from an address and credentials alone, without loading a kubeconfig (and
+   * so without the client library's generated API): for an in-cluster service account, or a
+   * process that was handed its connection.
+   */
+  static fromConnection(conn: Connection, opts: { maxSockets?: number } = {}): KubeClient {
+    let server: URL;
+    try {
+      server = new URL(conn.server);
+    } catch {
+      throw new Error(`connection: server "${conn.server}" is not a URL (want e.g. https://10.0.0.1:443)`);
+    }
+    if (server.protocol !== 'https:' && server.protocol !== 'http:') throw new Error(`connection: server "${conn.server}" must be http:// or https://`);
+    const base: https.RequestOptions = {
+      ...(conn.token ? { headers: { Authorization: `Bearer ${conn.token}` } } : {}),
+      ...(conn.ca !== undefined ? { ca: conn.ca } : {}),
+      ...(conn.cert !== undefined ? { cert: conn.cert } : {}),
+      ...(conn.key !== undefined ? { key: conn.key } : {}),
+      ...(conn.insecureSkipTLSVerify ? { rejectUnauthorized: false } : {}),
+    };
+    return new KubeClient(server, base, agentFor(server, base, opts.maxSockets));
+  }
+
   /** Builds a client from a KubeConfig (its current context). */
   static async fromKubeConfig(kc: KubeConfig, opts: { maxSockets?: number } = {}): Promise<KubeClient> {
     const cluster = kc.getCurrentCluster();
@@ -103,16 +150,14 @@ export class KubeClient {
     const server = new URL(cluster.server);
     const base: https.RequestOptions = {};
     await kc.applyToHTTPSOptions(base);
-    const secure = server.protocol === 'https:';
-    const agentOpts = { keepAlive: true, maxSockets: opts.maxSockets ?? 64 };
-    const agent = secure
-      ? new https.Agent({ ...agentOpts, ca: base.ca, cert: base.cert, key: base.key, rejectUnauthorized: base.rejectUnauthorized ?? true })
-      : new http.Agent(agentOpts);
-    return new KubeClient(server, base, agent);
+    return new KubeClient(server, base, agentFor(server, base, opts.maxSockets));
   }
 
   /** Loads the kubeconfig the way kubectl does (KUBECONFIG, ~/.kube/config, in-cluster). */
   static async fromDefault(context?: string): Promise<KubeClient> {
+    // Loaded on demand: the library's generated API weighs ~90 MiB of RSS in a process that
+    // builds its client another way (`fromConnection`).
+    const { KubeConfig } = await import('@kubernetes/client-node');
     const kc = new KubeConfig();
     kc.loadFromDefault();
     if (context) kc.setCurrentContext(context);

@@ -6,6 +6,7 @@ export * from './annotations.js';
 export * from './queue.js';
 export * from './log.js';
 export * from './store.js';
+export * from './intern.js';
 export * from './watch.js';
 export * from './informer.js';
 export * from './metrics.js';

@@ -15,12 +15,14 @@
  *   the last one stopped; 410 Gone (resourceVersion compacted away) triggers a relist;
  * - a relist is turned into the events a watch would have delivered: `add` for new keys,
  *   `update` for changed resourceVersions, `delete` (with the last known object) for keys gone;
- * - the transform runs on every object before it is stored or emitted;
+ * - the transform runs on every object before it is stored or emitted, and then (unless turned
+ *   off) equal strings in it are made to share one copy with the rest of the cache;
  * - a throwing event handler is logged and never stops the informer.
  */
 import { EventEmitter } from 'eventemitter3';
 import pRetry from 'p-retry';
 import { isGone, type KubeClient } from './client.js';
+import { StringTable } from './intern.js';
 import { silentLogger, type Logger } from './log.js';
 import { Store, objectKey, type KubeObject } from './store.js';
 import { isInitialEventsEnd, kubeListWatch, refusesStreamingList, type ListWatchTransport, type WatchEvent } from './watch.js';
@@ -32,8 +34,17 @@ export interface InformerOptions<T> {
   path: string;
   labelSelector?: string;
   fieldSelector?: string;
-  /** Applied to every object before it is stored, e.g. `stripManagedFields`. */
+  /**
+   * Applied to every object before it is stored, e.g. `stripManagedFields`. The informer owns
+   * what it returns (see `internStrings`): return a new object or the one given, never one held
+   * elsewhere.
+   */
   transform?: (obj: T) => T;
+  /**
+   * Make equal strings in the cached objects share one copy (`StringTable`), in place, after
+   * the transform; default true. Costs a few microseconds an object; saves ~20% of a slim cache.
+   */
+  internStrings?: boolean;
   /** Restart a watch after this long without any event or bookmark; default 120 s. */
   watchdogMs?: number;
   logger?: Logger;
@@ -104,6 +115,7 @@ export class Informer<T extends KubeObject> extends EventEmitter<InformerEvents<
   readonly name: string;
   private readonly transport: ListWatchTransport<T>;
   private readonly transform: (obj: T) => T;
+  private readonly strings: StringTable | undefined;
   private readonly watchdogMs: number;
   private readonly log: Logger;
   private readonly minBackoffMs: number;
@@ -129,6 +141,7 @@ export class Informer<T extends KubeObject> extends EventEmitter<InformerEvents<
       });
     } else throw new Error(`informer ${this.name}: give either a client or a transport`);
     this.transform = opts.transform ?? ((obj) => obj);
+    this.strings = opts.internStrings === false ? undefined : new StringTable();
     this.watchdogMs = opts.watchdogMs ?? DEFAULT_WATCHDOG_MS;
     this.log = (opts.logger ?? silentLogger()).child({ informer: this.name });
     this.minBackoffMs = opts.backoff?.minMs ?? 800;
@@ -394,12 +407,14 @@ export class Informer<T extends KubeObject> extends EventEmitter<InformerEvents<
   }
 
   private applyTransform(obj: T): T {
+    let out: T;
     try {
-      return this.transform(obj);
+      out = this.transform(obj);
     } catch (err) {
       this.log.error({ err, key: objectKey(obj) }, 'transform threw; caching the object untransformed');
-      return obj;
+      out = obj;
     }
+    return this.strings ? this.strings.internDeep(out) : out;
   }
 
   private safeEmit<E extends keyof InformerEvents<T>>(event: E, ...args: InformerEvents<T>[E]): void {
