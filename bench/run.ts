@@ -33,6 +33,8 @@ interface Benchmark {
    * cgroups) and the node's packages, kubelet and images (scripts/node-assets.mjs).
    */
   node?: boolean;
+  /** Arguments for a full run, when the file serves several benchmarks. */
+  args?: string[];
   /** Arguments for `--quick`. */
   quick: string[];
   /**
@@ -52,7 +54,8 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'webhook-handler', file: 'bench/keystone/webhook.ts', controlPlane: false, quick: [], dist: 'packages/keystone', what: 'AdmissionReview handler alone, p50/p99 per call' },
   { name: 'webhook', file: 'bench/webhook/run.ts', controlPlane: false, quick: ['--seconds', '3'], what: '/mutate-pods over TLS at 500 req/s, p50/p99' },
   { name: 'keystone-node', file: 'bench/keystone-node/run.ts', controlPlane: true, node: true, quick: ['--jobs', '10'], what: 'real node: main exits -> last sidecar terminated per strategy vs native sidecars, p50/p99' },
-  { name: 'node-readiness', file: 'bench/node-readiness/run.ts', controlPlane: true, quick: ['--nodes', '500'], what: 'condition True -> taint removed with 5,000 nodes, p50/p99' },
+  { name: 'node-readiness', file: 'bench/node-readiness/run.ts', controlPlane: true, quick: ['--nodes', '500'], what: 'condition True -> taint removed with 5,000 nodes, p50/p99 vs a raw PATCH' },
+  { name: 'node-readiness-15k', file: 'bench/node-readiness/run.ts', controlPlane: true, args: ['--nodes', '15000', '--no-naive'], quick: ['--nodes', '1500', '--no-naive'], what: 'the same with 15,000 nodes: p99, requests per node, controller RSS' },
 ];
 
 /** Runs `args` with this Node and resolves with the exit code (signals count as failure). */
@@ -137,7 +140,7 @@ async function main(): Promise<number> {
       summary.push([b.name, 'skipped: the real node\'s assets are unavailable (see above)', '']);
       continue;
     }
-    const args = [...(quick ? b.quick : [])];
+    const args = [...(quick ? b.quick : (b.args ?? []))];
     console.log(`\n== ${b.name}: ${b.what}${args.length ? ` [${args.join(' ')}]` : ''}`);
     const started = performance.now();
     if (b.dist && (await run([join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', b.dist])) !== 0) {

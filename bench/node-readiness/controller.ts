@@ -22,11 +22,14 @@ const trace = new Map<string, [number, number, number, number]>();
 const wall = (): number => performance.timeOrigin + performance.now();
 const nodePrefix = '/api/v1/nodes/';
 
-// Count every non-watch request the controller makes.
+// Count every non-watch request the controller makes, and apart those about a node (not the
+// rule's status and finalizer writes, nor Events).
 const requests: Record<string, number> = {};
+let nodeRequests = 0;
 const request = client.request.bind(client);
 client.request = (async <T>(opts: RequestOptions): Promise<T> => {
   requests[opts.method ?? 'GET'] = (requests[opts.method ?? 'GET'] ?? 0) + 1;
+  if (opts.path.startsWith(nodePrefix)) nodeRequests++;
   const t = (opts.method === 'PATCH' || opts.method === 'PUT') && opts.path.startsWith(nodePrefix) ? trace.get(opts.path.slice(nodePrefix.length)) : undefined;
   if (t && t[2] === 0) t[2] = wall();
   try {
@@ -39,7 +42,7 @@ client.request = (async <T>(opts: RequestOptions): Promise<T> => {
 const loop = monitorEventLoopDelay({ resolution: 10 });
 loop.enable();
 const stats = (): void => {
-  process.stdout.write(`${JSON.stringify({ rss: process.memoryUsage().rss, requests, loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6 })}\n`);
+  process.stdout.write(`${JSON.stringify({ rss: process.memoryUsage().rss, requests, nodeRequests, loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6 })}\n`);
 };
 setInterval(stats, 250).unref();
 
