@@ -19,7 +19,6 @@ export interface PlannedFault {
 export interface SoakOptions {
   minutes: number;
   seed: number;
-  node: 'simulated' | 'real';
   /** Keep the components' logs here instead of a temporary folder removed at the end. */
   logsDir?: string;
   help: boolean;
@@ -31,8 +30,6 @@ export const usage = `Usage: pnpm soak [-- options]
                     then the soak drains)
   --quick           the 3-minute form (what CI runs); same as --minutes 3
   --seed N          seed of the Jobs' timings and of the fault order (default 1)
-  --node KIND       simulated (default): the simulated kubelet on two nodes;
-                    real: one real node (kubelet, containerd, runc) with kube-scheduler
   --logs DIR        keep the controllers' and the simulated kubelet's logs in DIR
   -h, --help        this text
 
@@ -41,7 +38,7 @@ Exit code 0 when no pod is stuck, no stop is repeated and no Job fails unexpecte
 
 export function parseSoakArgs(argv: readonly string[]): { ok: true; options: SoakOptions } | { ok: false; problems: string[] } {
   const problems: string[] = [];
-  const options: SoakOptions = { minutes: 10, seed: 1, node: 'simulated', help: false };
+  const options: SoakOptions = { minutes: 10, seed: 1, help: false };
   let quick = false;
   let minutesGiven = false;
   const args = argv.filter((a) => a !== '--');
@@ -76,13 +73,6 @@ export function parseSoakArgs(argv: readonly string[]): { ok: true; options: Soa
         if (v === undefined) break;
         if (!/^\d{1,9}$/.test(v)) problems.push(`--seed: "${v}" is not a non-negative integer`);
         else options.seed = Number(v);
-        break;
-      }
-      case '--node': {
-        const v = value();
-        if (v === undefined) break;
-        if (v !== 'simulated' && v !== 'real') problems.push(`--node: "${v}" is neither simulated nor real`);
-        else options.node = v;
         break;
       }
       case '--logs': {

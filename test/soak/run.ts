@@ -296,10 +296,6 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(usage);
     return 0;
   }
-  if (options.node === 'real') {
-    process.stderr.write('--node real: not available yet; the soak runs on the simulated kubelet\n');
-    return 2;
-  }
   let workDir: string;
   if (options.logsDir) {
     workDir = resolve(options.logsDir);
