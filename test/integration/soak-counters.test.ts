@@ -88,6 +88,19 @@ describe('chaos soak counters (test/soak/tally.ts)', () => {
     assert.equal(row(t, 'early KILLs').value, '2');
   });
 
+  it('the kubelet made to end a pod whose container was never stopped, or stopped under the minimum share ago, is an early escalation', () => {
+    const ending = (p: ReturnType<typeof pod>, atMs: number, cause: 'deleted' | 'external') => {
+      p.records.push({ kind: 'ending', atMs, cause, graceMs: 20_000, uid: p.records[0]?.uid ?? '', namespace: 'soak', pod: p.records[0]?.pod ?? '' });
+      return p;
+    };
+    const never = ending(pod('soak-rule-k-0010-iiiii').exit('main', 0), 100, 'external');
+    const soon = ending(pod('soak-rule-s-0011-jjjjj').exit('app', 0).signal('proxy', 100, 'TERM'), 1100, 'deleted');
+    const byDesign = ending(pod('soak-phase-0012-kkkkk').exit('app', 0), 100, 'external');
+    const late = ending(pod('soak-rule-s-0013-lllll').exit('app', 0).signal('proxy', 100, 'TERM'), 2500, 'external');
+    const t = run([...never.records, ...soon.records, ...byDesign.records, ...late.records]);
+    assert.equal(row(t, 'early KILLs').value, '3', JSON.stringify(row(t, 'early KILLs').examples)); // worker and proxy of rule-k-0010, proxy of rule-s-0011
+  });
+
   it('a sidecar stopped while a main still runs breaks the order', () => {
     const p = pod('soak-rule-k-0004-hhhhh').exit('main', 0).signal('proxy', 100, 'TERM').exit('proxy', 150).signal('worker', 200, 'TERM').exit('worker', 250).finished(300);
     assert.equal(row(run(p.records), 'order broken').value, '1');

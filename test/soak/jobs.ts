@@ -19,6 +19,11 @@ export interface JobKind {
   /** Main containers (not sidecars): the order check needs them stopped before any sidecar. */
   readonly mains: readonly string[];
   readonly sidecars: readonly string[];
+  /**
+   * The pod is ended by the kubelet by design (TerminatePod deletes it; `completion: phase` records
+   * the phase, then the kubelet ends the rest); elsewhere the kubelet ending it is an escalation.
+   */
+  readonly endedByKubelet?: boolean;
   /** Extra Job spec fields the kind needs. */
   readonly jobSpec?: Record<string, unknown>;
   build(random: () => number): { roles: Record<string, 'keystone' | 'sidecar'>; annotations: Record<string, string>; script: PodScript; containers: string[] };
@@ -63,6 +68,7 @@ export const JOB_KINDS: readonly JobKind[] = [
     // Without it the Job controller counts a pod deleted before its phase is terminal as failed
     // (its own rule for orphans), whatever its containers then exit with; with it, the phase decides.
     jobSpec: { podReplacementPolicy: 'Failed' },
+    endedByKubelet: true,
     build: (random) => ({
       containers: ['main', 'proxy'], roles: { main: 'keystone', proxy: 'sidecar' },
       annotations: { 'podlife.dev/on-keystone-exit': 'TerminatePod' },
@@ -71,7 +77,7 @@ export const JOB_KINDS: readonly JobKind[] = [
   },
   {
     name: 'phase', what: 'completion: phase: app exits 0, the sidecar exits 143 on TERM, the result is the mains\'', expected: 'complete',
-    trigger: ['app'], mains: ['app'], sidecars: ['proxy'],
+    trigger: ['app'], mains: ['app'], sidecars: ['proxy'], endedByKubelet: true,
     build: (random) => ({
       containers: ['app', 'proxy'], roles: { proxy: 'sidecar' }, annotations: { 'podlife.dev/completion': 'phase' },
       script: { containers: { app: { runMs: between(random, 1000, 6000), exitCode: 0 }, proxy: { signalExitDelayMs: between(random, 0, 1500) } } },

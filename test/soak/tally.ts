@@ -58,6 +58,7 @@ interface PodView {
   exits: Map<string, { atMs: number; exitCode: number }>;
   signals: Extract<KubeletRecord, { kind: 'signal' }>[];
   finished?: Extract<KubeletRecord, { kind: 'finished' }>;
+  ending?: Extract<KubeletRecord, { kind: 'ending' }>;
 }
 
 function podViews(records: readonly KubeletRecord[]): PodView[] {
@@ -73,6 +74,7 @@ function podViews(records: readonly KubeletRecord[]): PodView[] {
     if (r.kind === 'exit' && !view.exits.has(r.container)) view.exits.set(r.container, { atMs: r.atMs, exitCode: r.exitCode });
     else if (r.kind === 'signal') view.signals.push(r);
     else if (r.kind === 'finished') view.finished ??= r;
+    else if (r.kind === 'ending') view.ending ??= r;
   }
   return [...pods.values()];
 }
@@ -116,6 +118,27 @@ function earlyKills(pods: readonly PodView[]): string[] {
       const stop = mine.find((s) => s.signal !== 'KILL' && s.atMs <= kill.atMs);
       if (!stop) out.push(`${pod.name}: ${container} got KILL (${kill.from}) with no stop before it`);
       else if (kill.atMs - stop.atMs < MIN_SHARE_MS) out.push(`${pod.name}: ${container} got KILL (${kill.from}) ${kill.atMs - stop.atMs} ms after ${stop.signal}`);
+    }
+  }
+  return out;
+}
+
+/**
+ * The kubelet's termination used as an escalation (DESIGN 3.2: the replacement of a SIGKILL) on a
+ * container still running with no stop before it, or less than the minimum share after it. Only
+ * for kinds the kubelet does not end by design.
+ */
+function earlyEscalations(pods: readonly PodView[]): string[] {
+  const out: string[] = [];
+  for (const pod of pods) {
+    const ending = pod.ending;
+    if (!ending || pod.kind.endedByKubelet) continue;
+    for (const container of new Set([...pod.kind.mains, ...pod.kind.sidecars])) {
+      if ((pod.exits.get(container)?.atMs ?? Infinity) <= ending.atMs) continue;
+      const stop = pod.signals.find((s) => s.container === container && s.from !== 'kubelet' && s.signal !== 'KILL' && s.atMs <= ending.atMs);
+      const how = ending.cause === 'deleted' ? 'pod deleted' : 'phase made terminal';
+      if (!stop) out.push(`${pod.name}: ${container} still ran, never stopped, when the kubelet was made to end it (${how})`);
+      else if (ending.atMs - stop.atMs < MIN_SHARE_MS) out.push(`${pod.name}: ${container} ended by the kubelet (${how}) ${ending.atMs - stop.atMs} ms after its ${stop.signal}`);
     }
   }
   return out;
@@ -175,7 +198,7 @@ export function tally(input: {
     .sort((a, b) => a - b);
   const stopsIssued = pods.reduce((n, p) => n + p.signals.filter((s) => s.from !== 'kubelet').length, 0);
   const repeated = repeatedStops(pods);
-  const kills = earlyKills(pods);
+  const kills = [...earlyKills(pods), ...earlyEscalations(pods)];
   const order = orderBroken(pods);
   const doubled = doubledEvents(input.events);
   const stopFailed = input.events.filter((e) => e.reason === 'StopFailed');
@@ -192,7 +215,7 @@ export function tally(input: {
     { label: `pods stuck (rule fired, not finished when the ${Math.round(input.drainMs / 1000)} s drain ended)`, value: n(stuck), pass: stuck.length === 0, examples: stuck },
     { label: 'stops issued (stop containers seen by the kubelet)', value: String(stopsIssued) },
     { label: 'stops repeated (same signal to one container twice)', value: n(repeated), pass: repeated.length === 0, examples: repeated },
-    { label: `early KILLs (no stop first, or < ${MIN_SHARE_MS / 1000} s after it)`, value: n(kills), examples: kills },
+    { label: `early KILLs or kubelet terminations (no stop first, or < ${MIN_SHARE_MS / 1000} s after it)`, value: n(kills), examples: kills },
     { label: 'order broken (a sidecar stopped while a main ran)', value: n(order), examples: order },
     { label: 'Events doubled (same pod, reason, note from two replicas)', value: n(doubled), examples: doubled },
     { label: 'StopFailed Warnings (of which naming a 422)', value: `${stopFailed.length} (${stopFailed422.length})`, examples: stopFailed.map((e) => `${e.pod}: ${e.note}`) },

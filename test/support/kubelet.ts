@@ -77,11 +77,13 @@ export interface SimulatedKubeletOptions {
 /**
  * One thing the simulated kubelet did, stamped with its own clock: a signal reaching a container
  * (from an ephemeral container's `kill … 1`, or from the kubelet ending the pod), a container
- * exiting, a pod whose containers have all stopped.
+ * exiting, the kubelet starting to end a pod because it was deleted or someone else made its phase
+ * terminal, a pod whose containers have all stopped.
  */
 export type KubeletRecord =
   | { kind: 'signal'; atMs: number; uid: string; namespace: string; pod: string; container: string; signal: SignalName; from: string; running: boolean }
   | { kind: 'exit'; atMs: number; uid: string; namespace: string; pod: string; container: string; exitCode: number }
+  | { kind: 'ending'; atMs: number; uid: string; namespace: string; pod: string; cause: 'deleted' | 'external'; graceMs: number }
   | { kind: 'finished'; atMs: number; uid: string; namespace: string; pod: string; phase: 'Succeeded' | 'Failed'; cause: 'completed' | 'deleted' | 'external' };
 
 type Kind = 'init' | 'sidecar' | 'regular' | 'ephemeral';
@@ -677,6 +679,7 @@ export class SimulatedKubelet {
 
   private beginEnding(run: PodRun, cause: Ending['cause'], graceMs: number): void {
     const deadline = Date.now() + graceMs;
+    if (cause !== 'completed') this.record({ kind: 'ending', atMs: Date.now(), uid: run.uid, namespace: run.namespace, pod: run.name, cause, graceMs });
     if (run.ending) {
       // A deletion can follow completion, or shorten a grace period: the stricter deadline wins,
       // and a deletion is what decides whether the pod is deleted at the end.
