@@ -426,8 +426,8 @@ function ruleS(pod: V1Pod, lifecycle: PodLifecycle, options: EvaluateOptions): D
 function phaseFromMains(pod: V1Pod, lifecycle: PodLifecycle): 'Succeeded' | 'Failed' {
   for (const c of lifecycle.containers) {
     if (c.role === 'sidecar') continue;
-    const code = lastExit(statusOf(pod, c.name)).exitCode;
-    if (code !== undefined && code !== 0 && statusOf(pod, c.name)?.state?.terminated) return 'Failed';
+    const code = statusOf(pod, c.name)?.state?.terminated?.exitCode;
+    if (code !== undefined && code !== 0) return 'Failed';
   }
   return 'Succeeded';
 }
@@ -459,11 +459,12 @@ function planStop(
 
   const progress: V1PodCondition | undefined = findCondition(pod.status?.conditions, ConditionType.SidecarsStopped);
   const keystoneDone = findCondition(pod.status?.conditions, ConditionType.KeystoneFinished)?.status === 'True';
-  const recorded = progress?.status === 'False' ? issuedStops(progress.message) : [];
+  const recording = progress?.status === 'False';
+  const recorded = recording ? issuedStops(progress.message) : [];
   const issued = [...recorded];
   addEphemeralStops(pod, targets, issued, nowMs);
   // Entries of older records carry no time: the record's own start stands in for it.
-  const undated = timeMs(progress?.lastTransitionTime) ?? firedAtMs;
+  const undated = recording ? (timeMs(progress.lastTransitionTime) ?? firedAtMs) : firedAtMs;
   const issuedAt = issuedTimes(issued, undated);
 
   const steps: StopStep[] = [];
@@ -499,9 +500,10 @@ function planStop(
       const from = at ?? nowMs;
       stageDeadlineMs = Math.max(stageDeadlineMs, from + Math.max(minStage, (budgetEnd - from) / stagesLeft));
     }
-    const escalatedAt = escalationTime(issued, running, undated);
-    const pending = running.filter((c) => !issuedAt.has(c.name));
-    if (pending.length > 0) {
+    const escalatedAt = issued.length > 0 ? escalationTime(issued, running, undated) : undefined;
+    let pending = false;
+    for (const c of running) pending ||= !issuedAt.has(c.name);
+    if (pending) {
       if (!stageIssued && nowMs - onTimeStart > LATE_AFTER_MS) lateByMs = nowMs - onTimeStart;
       nextEvaluationAtMs = stageDeadlineMs;
     } else if (escalatedAt !== undefined) {
@@ -529,11 +531,13 @@ function planStop(
 
   // Containers seen stopped after their stop was issued: the record lists them, so that each
   // one's ContainerStopped Event goes out once, with the write that adds it.
-  const stoppedBefore = progress?.status === 'False' ? stoppedContainers(progress.message) : [];
-  const seenStopped = new Set(stoppedBefore);
+  const stoppedBefore = recording ? stoppedContainers(progress.message) : [];
   const newlyStopped: string[] = [];
-  for (const name of targets) {
-    if (issuedAt.has(name) && !seenStopped.has(name) && isStopped(statusOf(pod, name))) newlyStopped.push(name);
+  if (issuedAt.size > 0) {
+    const seenStopped = new Set(stoppedBefore);
+    for (const name of targets) {
+      if (issuedAt.has(name) && !seenStopped.has(name) && isStopped(statusOf(pod, name))) newlyStopped.push(name);
+    }
   }
 
   if (steps.length === 0) {
@@ -585,16 +589,9 @@ function planStop(
 }
 
 function stopStep(c: ContainerLifecycle, stage: number, method: StopMethod, issuedAtMs: number | undefined, escalate: boolean): StopStep {
-  return {
-    container: c.name,
-    role: c.role === 'sidecar' ? 'sidecar' : 'main',
-    stage,
-    stop: c.stop,
-    method,
-    issued: issuedAtMs !== undefined,
-    ...(issuedAtMs !== undefined ? { issuedAtMs } : {}),
-    escalate,
-  };
+  const role = c.role === 'sidecar' ? 'sidecar' : 'main';
+  if (issuedAtMs === undefined) return { container: c.name, role, stage, stop: c.stop, method, issued: false, escalate };
+  return { container: c.name, role, stage, stop: c.stop, method, issued: true, issuedAtMs, escalate };
 }
 
 /** When each container's stop spec was first issued (`undated` for entries without a time). */
