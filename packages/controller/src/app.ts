@@ -19,7 +19,7 @@ import type { ControllerFlags, ControllerName } from './options/flags.js';
 import { keystoneController, type KeystoneConfig, type KeystoneController } from '@podlife/keystone';
 import { WebhookServer } from './webhook/server.js';
 import { keepKubeletVersion, mutatePodsHandler } from './webhook/mutate-pods.js';
-import { Histogram } from 'prom-client';
+import { webhookRequestDuration } from './webhook/metrics.js';
 
 export interface ControllerAppOptions {
   flags: ControllerFlags;
@@ -114,13 +114,7 @@ export class ControllerApp {
     const { flags, config } = this.opts;
     await this.manager.start();
     if (flags.webhookPort !== undefined && flags.tlsCertFile && flags.tlsKeyFile && this.nodes) {
-      const duration = new Histogram({
-        name: 'podlife_webhook_request_duration_seconds',
-        help: 'Webhook request latency by route and HTTP status',
-        labelNames: ['route', 'status'],
-        buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
-        registers: [this.manager.registry],
-      });
+      const duration = webhookRequestDuration(this.manager.registry);
       this.webhook = new WebhookServer({
         certFile: flags.tlsCertFile,
         keyFile: flags.tlsKeyFile,

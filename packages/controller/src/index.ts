@@ -5,6 +5,7 @@ export * from './webhook/tls-files.js';
 export * from './webhook/server.js';
 export * from './webhook/dev-certificates.js';
 export * from './webhook/mutate-pods.js';
+export { webhookRequestDuration, WEBHOOK_DURATION_METRIC } from './webhook/metrics.js';
 export * from './rbac/rules.js';
 export * from './deploy/manifests.js';
 export * from './app.js';

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONTROLLER_SIZES, deployFiles, deploymentManifests, renderYaml, rbacManifests, webhookManifests, defaultDeployOptions, type DeployOptions, type KubeManifest } from '../src/deploy/manifests.js';
 import { controllerPermissions } from '../src/rbac/rules.js';
+import { chartFiles } from '../src/deploy/chart.js';
+import { observabilityFiles } from '../src/deploy/observability.js';
 import { controllerNames } from '../src/options/flags.js';
 
 const deployDir = fileURLToPath(new URL('../../../deploy/', import.meta.url));
@@ -12,6 +15,25 @@ describe('deploy manifests', () => {
   for (const file of deployFiles()) {
     it(`deploy/${file.name} is what the code generates (run scripts/render-deploy.ts after changing it)`, () => {
       assert.equal(readFileSync(deployDir + file.name, 'utf8'), renderYaml(file));
+    });
+  }
+
+  const chartDir = join(deployDir, 'helm', 'podlife');
+  const chart = chartFiles(readFileSync(join(deployDir, 'crds', 'nodereadinessrules.yaml'), 'utf8'));
+  for (const file of chart) {
+    it(`the chart's ${file.path} is what the code generates (run scripts/render-deploy.ts after changing it)`, () => {
+      assert.equal(readFileSync(join(chartDir, file.path), 'utf8'), file.content);
+    });
+  }
+
+  it('the chart holds no file the code does not generate', () => {
+    const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [relative(chartDir, join(dir, e.name))]));
+    assert.deepEqual(walk(chartDir).sort(), chart.map((f) => f.path).sort());
+  });
+
+  for (const file of observabilityFiles()) {
+    it(`deploy/observability/${file.path} is what the code generates`, () => {
+      assert.equal(readFileSync(join(deployDir, 'observability', file.path), 'utf8'), file.content);
     });
   }
 

@@ -10,8 +10,10 @@
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
 
-export type StopStrategyLabel = 'exec' | 'ephemeral' | 'delete' | 'phase';
-export type StopResultLabel = 'success' | 'failure' | 'dry_run';
+const stopStrategies = ['exec', 'ephemeral', 'delete', 'phase'] as const;
+const stopResults = ['success', 'failure', 'dry_run'] as const;
+export type StopStrategyLabel = (typeof stopStrategies)[number];
+export type StopResultLabel = (typeof stopResults)[number];
 
 const latencyBuckets = [0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 15, 20, 30, 45, 60, 120, 300];
 
@@ -35,6 +37,8 @@ export class KeystoneMetrics {
     this.invalid =
       (registry.getSingleMetric('podlife_keystone_invalid_pods_total') as Counter | undefined) ??
       new Counter({ name: 'podlife_keystone_invalid_pods_total', help: 'Pods found with invalid lifecycle annotations', registers: [registry] });
+    // Every series exists from the start at 0, so that rate() sees a first failure (alerts depend on it).
+    for (const strategy of stopStrategies) for (const result of stopResults) this.stops.inc({ strategy, result }, 0);
   }
 
   stop(strategy: StopStrategyLabel, result: StopResultLabel): void {

@@ -75,6 +75,11 @@ export const WEBHOOK_OPT_IN_LABEL = 'podlife.dev/admission';
 export const WEBHOOK_OPT_IN_VALUE = 'enabled';
 export const WEBHOOK_PATH = '/mutate-pods';
 export const SERVICE_ACCOUNT = 'podlife-controller';
+/** The Service the API server calls the webhook through, and the Secret holding its certificate. */
+export const SERVICE_NAME = 'podlife-controller';
+export const WEBHOOK_TLS_SECRET = 'podlife-webhook-tls';
+/** The cert-manager Certificate the webhook configuration's CA is injected from. */
+export const WEBHOOK_CERTIFICATE = 'podlife-webhook';
 
 export const defaultDeployOptions: DeployOptions = {
   namespace: 'podlife-system',
@@ -92,14 +97,14 @@ export const PRIORITY_CLASS = 'podlife-controller';
 /** Every readiness taint the controller must run despite: it is the one that removes them. */
 export const READINESS_TAINT_PREFIX = 'readiness.k8s.io/';
 
-const appLabels = { 'app.kubernetes.io/name': 'podlife-controller', 'app.kubernetes.io/part-of': 'podlife' };
+export const APP_LABELS: Readonly<Record<string, string>> = { 'app.kubernetes.io/name': 'podlife-controller', 'app.kubernetes.io/part-of': 'podlife' };
 
 export function namespaceManifest(o: DeployOptions): KubeManifest[] {
   return [
     {
       apiVersion: 'v1',
       kind: 'Namespace',
-      metadata: { name: o.namespace, labels: { ...appLabels, 'pod-security.kubernetes.io/enforce': 'restricted' } },
+      metadata: { name: o.namespace, labels: { ...APP_LABELS, 'pod-security.kubernetes.io/enforce': 'restricted' } },
     },
   ];
 }
@@ -107,7 +112,7 @@ export function namespaceManifest(o: DeployOptions): KubeManifest[] {
 export function rbacManifests(o: DeployOptions): KubeManifest[] {
   const subject = [{ kind: 'ServiceAccount', name: SERVICE_ACCOUNT, namespace: o.namespace }];
   const out: KubeManifest[] = [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: SERVICE_ACCOUNT, namespace: o.namespace, labels: appLabels } },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: SERVICE_ACCOUNT, namespace: o.namespace, labels: APP_LABELS } },
   ];
   const roleRef = (kind: 'ClusterRole' | 'Role', name: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind, name });
   for (const name of o.controllers) {
@@ -115,22 +120,22 @@ export function rbacManifests(o: DeployOptions): KubeManifest[] {
     const roleName = `podlife-${name}`;
     const clusterRules: PolicyRule[] = o.namespaces.length === 0 ? [...perms.cluster, ...perms.namespaced] : perms.cluster;
     if (clusterRules.length > 0) {
-      out.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: roleName, labels: appLabels }, rules: clusterRules });
+      out.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: roleName, labels: APP_LABELS }, rules: clusterRules });
       out.push({
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'ClusterRoleBinding',
-        metadata: { name: roleName, labels: appLabels },
+        metadata: { name: roleName, labels: APP_LABELS },
         roleRef: roleRef('ClusterRole', roleName),
         subjects: subject,
       });
     }
     if (o.namespaces.length > 0 && perms.namespaced.length > 0) {
       for (const ns of o.namespaces) {
-        out.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: roleName, namespace: ns, labels: appLabels }, rules: perms.namespaced });
+        out.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: roleName, namespace: ns, labels: APP_LABELS }, rules: perms.namespaced });
         out.push({
           apiVersion: 'rbac.authorization.k8s.io/v1',
           kind: 'RoleBinding',
-          metadata: { name: roleName, namespace: ns, labels: appLabels },
+          metadata: { name: roleName, namespace: ns, labels: APP_LABELS },
           roleRef: roleRef('Role', roleName),
           subjects: subject,
         });
@@ -138,11 +143,11 @@ export function rbacManifests(o: DeployOptions): KubeManifest[] {
     }
   }
   const leader = 'podlife-leader-election';
-  out.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: leader, namespace: o.namespace, labels: appLabels }, rules: leaderElectionRules(o.leaseName) });
+  out.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: leader, namespace: o.namespace, labels: APP_LABELS }, rules: leaderElectionRules(o.leaseName) });
   out.push({
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'RoleBinding',
-    metadata: { name: leader, namespace: o.namespace, labels: appLabels },
+    metadata: { name: leader, namespace: o.namespace, labels: APP_LABELS },
     roleRef: roleRef('Role', leader),
     subjects: subject,
   });
@@ -164,7 +169,7 @@ managedPodsOnly: false         # true: cache only pods labelled podlife.dev/mana
 `;
 
 export function configManifests(o: DeployOptions): KubeManifest[] {
-  return [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'podlife-config', namespace: o.namespace, labels: appLabels }, data: { 'config.yaml': exampleConfig } }];
+  return [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'podlife-config', namespace: o.namespace, labels: APP_LABELS }, data: { 'config.yaml': exampleConfig } }];
 }
 
 export function deploymentManifests(o: DeployOptions): KubeManifest[] {
@@ -189,12 +194,12 @@ export function deploymentManifests(o: DeployOptions): KubeManifest[] {
   const deployment: KubeManifest = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: 'podlife-controller', namespace: o.namespace, labels: appLabels },
+    metadata: { name: 'podlife-controller', namespace: o.namespace, labels: APP_LABELS },
     spec: {
       replicas: o.replicas,
-      selector: { matchLabels: appLabels },
+      selector: { matchLabels: APP_LABELS },
       template: {
-        metadata: { labels: appLabels },
+        metadata: { labels: APP_LABELS },
         spec: {
           serviceAccountName: SERVICE_ACCOUNT,
           priorityClassName: PRIORITY_CLASS,
@@ -209,8 +214,8 @@ export function deploymentManifests(o: DeployOptions): KubeManifest[] {
           ],
           // One replica per node and per zone where possible; never unschedulable because of it.
           topologySpreadConstraints: [
-            { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: appLabels } },
-            { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: appLabels } },
+            { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: APP_LABELS } },
+            { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: APP_LABELS } },
           ],
           securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
           // Lease renewal and graceful shutdown both fit in 30 s.
@@ -246,7 +251,7 @@ export function deploymentManifests(o: DeployOptions): KubeManifest[] {
           volumes: [
             { name: 'config', configMap: { name: 'podlife-config' } },
             // Mounted as a directory (not subPath) so that rotations reach the pod and are reloaded.
-            { name: 'tls', secret: { secretName: 'podlife-webhook-tls' } },
+            { name: 'tls', secret: { secretName: WEBHOOK_TLS_SECRET } },
           ],
         },
       },
@@ -255,9 +260,9 @@ export function deploymentManifests(o: DeployOptions): KubeManifest[] {
   const service: KubeManifest = {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { name: 'podlife-controller', namespace: o.namespace, labels: appLabels },
+    metadata: { name: SERVICE_NAME, namespace: o.namespace, labels: APP_LABELS },
     spec: {
-      selector: appLabels,
+      selector: APP_LABELS,
       ports: [
         { name: 'webhook', port: 443, targetPort: 'webhook' },
         { name: 'metrics', port: 8080, targetPort: 'metrics' },
@@ -273,7 +278,7 @@ export function availabilityManifests(o: DeployOptions): KubeManifest[] {
     {
       apiVersion: 'scheduling.k8s.io/v1',
       kind: 'PriorityClass',
-      metadata: { name: PRIORITY_CLASS, labels: appLabels },
+      metadata: { name: PRIORITY_CLASS, labels: APP_LABELS },
       value: o.priority,
       globalDefault: false,
       description: 'podlife-controller: removes node readiness taints and stops sidecars; must run before the workloads it serves.',
@@ -281,9 +286,9 @@ export function availabilityManifests(o: DeployOptions): KubeManifest[] {
     {
       apiVersion: 'policy/v1',
       kind: 'PodDisruptionBudget',
-      metadata: { name: 'podlife-controller', namespace: o.namespace, labels: appLabels },
+      metadata: { name: 'podlife-controller', namespace: o.namespace, labels: APP_LABELS },
       // One at a time: with two replicas one always serves; with one, a drain is still possible.
-      spec: { maxUnavailable: 1, selector: { matchLabels: appLabels } },
+      spec: { maxUnavailable: 1, selector: { matchLabels: APP_LABELS } },
     },
   ];
 }
@@ -299,8 +304,8 @@ export function networkPolicyManifests(o: DeployOptions): KubeManifest[] {
     {
       apiVersion: 'networking.k8s.io/v1',
       kind: 'NetworkPolicy',
-      metadata: { name: 'podlife-controller', namespace: o.namespace, labels: appLabels },
-      spec: { podSelector: { matchLabels: appLabels }, policyTypes: ['Ingress'], ingress },
+      metadata: { name: 'podlife-controller', namespace: o.namespace, labels: APP_LABELS },
+      spec: { podSelector: { matchLabels: APP_LABELS }, policyTypes: ['Ingress'], ingress },
     },
   ];
 }
@@ -312,11 +317,45 @@ export function webhookManifests(o: DeployOptions): KubeManifest[] {
       kind: 'MutatingWebhookConfiguration',
       metadata: {
         name: 'podlife',
-        labels: appLabels,
+        labels: APP_LABELS,
         // caBundle: filled in by cert-manager's CA injector, or set it by hand to the CA of the Secret.
-        annotations: { 'cert-manager.io/inject-ca-from': `${o.namespace}/podlife-webhook` },
+        annotations: { 'cert-manager.io/inject-ca-from': `${o.namespace}/${WEBHOOK_CERTIFICATE}` },
       },
-      webhooks: [webhookEntry({ service: { namespace: o.namespace, name: 'podlife-controller', path: WEBHOOK_PATH, port: 443 } }, o)],
+      webhooks: [webhookEntry({ service: { namespace: o.namespace, name: SERVICE_NAME, path: WEBHOOK_PATH, port: 443 } }, o)],
+    },
+  ];
+}
+
+/** The names the webhook's certificate must hold: the Service's DNS names. */
+export function webhookDnsNames(o: Pick<DeployOptions, 'namespace'>): string[] {
+  return [`${SERVICE_NAME}.${o.namespace}.svc`, `${SERVICE_NAME}.${o.namespace}.svc.cluster.local`];
+}
+
+/**
+ * With cert-manager: a self-signed Issuer and the Certificate that writes the webhook's Secret
+ * (the webhook configuration's `inject-ca-from` names it). Not in deploy/ (cert-manager is optional
+ * there, deploy/README.md); the chart renders them when asked to.
+ */
+export function certManagerManifests(o: DeployOptions): KubeManifest[] {
+  return [
+    { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'podlife-selfsigned', namespace: o.namespace, labels: APP_LABELS }, spec: { selfSigned: {} } },
+    {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Certificate',
+      metadata: { name: WEBHOOK_CERTIFICATE, namespace: o.namespace, labels: APP_LABELS },
+      spec: { secretName: WEBHOOK_TLS_SECRET, dnsNames: webhookDnsNames(o), issuerRef: { kind: 'Issuer', name: 'podlife-selfsigned' } },
+    },
+  ];
+}
+
+/** For the Prometheus operator: scrape the Service's metrics port. Not in deploy/ (the operator is optional). */
+export function serviceMonitorManifests(o: DeployOptions): KubeManifest[] {
+  return [
+    {
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'ServiceMonitor',
+      metadata: { name: 'podlife-controller', namespace: o.namespace, labels: APP_LABELS },
+      spec: { selector: { matchLabels: APP_LABELS }, endpoints: [{ port: 'metrics', path: '/metrics', interval: '30s' }] },
     },
   ];
 }
