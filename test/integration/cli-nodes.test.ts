@@ -92,14 +92,22 @@ describe('podlife nodes and podlife explain node (real API server)', function ()
     await client?.delete(rulePath(rule)).catch(() => undefined);
   });
 
-  it('podlife nodes: a row per node naming the gate that holds it and its state', async () => {
-    const r = await podlife(kubeconfig, ['nodes']);
+  it('podlife nodes -o wide: a row per node naming the gate that holds it and its state', async () => {
+    const r = await podlife(kubeconfig, ['nodes', '-o', 'wide']);
     assert.equal(r.code, 0, r.stderr);
     const row = (name: string): string => r.stdout.split('\n').find((l) => l.startsWith(`${name} `)) ?? assert.fail(`no row for ${name} in:\n${r.stdout}`);
-    assert.match(r.stdout, /^NAME\s+HELD BY\s+READINESS TAINTS$/m);
-    assert.match(row(held), new RegExp(`\\s${rule} \\(failing\\)\\s+${ruleTaint}:NoSchedule$`));
-    assert.match(row(open), /^\S+\s+-\s+-$/);
+    assert.match(r.stdout, /^NAME\s+HELD BY\s+READINESS TAINTS\s+GATES\s+UNMANAGED TAINTS$/m);
+    assert.match(row(held), new RegExp(`\\s${rule} \\(failing\\)\\s+${ruleTaint}:NoSchedule\\s+${rule} \\(rule, bootstrap-only, failing\\)\\s+-$`));
+    assert.match(row(open), /^\S+\s+-\s+-\s/);
     assert.match(row(zero), new RegExp(`\\sreadiness\\.k8s\\.io/${zeroConfigType} \\(missing\\)\\s`));
+  });
+
+  it('podlife nodes: the same table fitted to 80 columns when the output is not a terminal', async () => {
+    const r = await podlife(kubeconfig, ['nodes']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^NAME\s+HELD BY\s+READINESS TAINTS$/m);
+    for (const line of r.stdout.split('\n')) assert.ok(line.length <= 80, `${line.length} columns: ${line}`);
+    assert.ok(r.stdout.split('\n').some((l) => l.startsWith(`${held} `)), r.stdout);
   });
 
   it('podlife nodes --output json: one explanation per node', async () => {
@@ -131,7 +139,7 @@ describe('podlife nodes and podlife explain node (real API server)', function ()
   });
 
   it('a node no gate holds says so', async () => {
-    const r = await podlife(kubeconfig, ['explain', `nodes/${open}`]);
+    const r = await podlife(kubeconfig, ['explain', `nodes/${open}`, '-o', 'wide']);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`^Node ${open}: no readiness gate holds it$`, 'm'));
     assert.match(r.stdout, new RegExp(`open\\s+rule ${rule}\\s.*\\[bootstrap-only, satisfied\\]`));

@@ -57,7 +57,8 @@ describe('podlife command line', () => {
     it('refuses an argument after node/<name>', () => assert.match(errorOf('explain node/worker-1 worker-2'), /unexpected argument "worker-2"/));
     it('refuses a namespace: nodes are cluster-scoped', () => assert.match(errorOf('explain node worker-1 -n shop'), /namespace \(nodes are cluster-scoped\): only for podlife explain <pod>/));
     it('refuses the pod-only flags, naming them', () =>
-      assert.match(errorOf('explain node worker-1 --watch --width 100 --ascii'), /--watch, --width, --ascii: only for podlife explain <pod>/));
+      assert.match(errorOf('explain node worker-1 --watch --ascii -A'), /-A\/--all-namespaces, --watch, --ascii: only for podlife explain <pod>/));
+    it('takes --width for its text', () => assert.deepEqual(parse('explain node worker-1 --width 100'), { command: 'explain-node', node: 'worker-1', output: 'text', width: 100 }));
   });
 
   describe('nodes', () => {
@@ -67,12 +68,43 @@ describe('podlife command line', () => {
     it('refuses the pod-only flags', () => assert.match(errorOf('nodes -w'), /--watch: only for podlife explain <pod>/));
   });
 
+  describe("kubectl's flags", () => {
+    it('-o json, yaml, wide and text on every command', () => {
+      for (const o of ['json', 'yaml', 'wide', 'text']) {
+        assert.equal((parse(`explain web-0 -o ${o}`) as { output: string }).output, o);
+        assert.equal((parse(`explain node w-1 -o ${o}`) as { output: string }).output, o);
+        assert.equal((parse(`nodes -o ${o}`) as { output: string }).output, o);
+        assert.equal((parse(`pods --output=${o}`) as { output: string }).output, o);
+      }
+    });
+    it('--kubeconfig and --context on every command', () => {
+      assert.deepEqual(parse('nodes --kubeconfig /tmp/kc --context prod'), { command: 'nodes', output: 'text', kubeconfig: '/tmp/kc', context: 'prod' });
+      assert.equal((parse('explain web-0 --kubeconfig=/tmp/kc') as { kubeconfig: string }).kubeconfig, '/tmp/kc');
+      assert.equal((parse('pods --kubeconfig /tmp/kc') as { kubeconfig: string }).kubeconfig, '/tmp/kc');
+    });
+    it('pods takes -n or -A, not both', () => {
+      assert.deepEqual(parse('pods'), { command: 'pods', output: 'text', allNamespaces: false });
+      assert.deepEqual(parse('pods -n shop'), { command: 'pods', output: 'text', allNamespaces: false, namespace: 'shop' });
+      assert.deepEqual(parse('pods -A -o wide'), { command: 'pods', output: 'wide', allNamespaces: true });
+      assert.match(errorOf('pods -A -n shop'), /-n\/--namespace and -A\/--all-namespaces: choose one/);
+      assert.match(errorOf('pods web-0'), /podlife pods lists pods and takes no name/);
+      assert.match(errorOf('pods -w'), /--watch: only for podlife explain <pod>/);
+    });
+    it('explain refuses -A, pointing at pods -A', () => assert.match(errorOf('explain web-0 -A'), /explain takes one pod.*podlife pods -A/));
+    it('completion takes bash or zsh', () => {
+      assert.deepEqual(parse('completion bash'), { command: 'completion', shell: 'bash' });
+      assert.deepEqual(parse('completion zsh'), { command: 'completion', shell: 'zsh' });
+      assert.match(errorOf('completion'), /completion needs a shell: bash or zsh/);
+      assert.match(errorOf('completion fish'), /completion "fish": use bash or zsh/);
+    });
+  });
+
   describe('bad command lines', () => {
-    it('an unknown command names it and the known ones', () => assert.match(errorOf('describe web-0'), /unknown command "describe": use explain or nodes/));
-    it('an --output other than text or json', () => {
-      assert.match(errorOf('explain web-0 -o yaml'), /--output "yaml": use text or json/);
-      assert.match(errorOf('explain node worker-1 --output wide'), /--output "wide"/);
-      assert.match(errorOf('nodes -o yaml'), /--output "yaml"/);
+    it('an unknown command names it and the known ones', () => assert.match(errorOf('describe web-0'), /unknown command "describe": use explain, nodes, pods or completion/));
+    it('an --output other than text, wide, json or yaml', () => {
+      assert.match(errorOf('explain web-0 -o name'), /--output "name": use text, wide, json, yaml/);
+      assert.match(errorOf('explain node worker-1 --output jsonpath'), /--output "jsonpath"/);
+      assert.match(errorOf('nodes -o table'), /--output "table"/);
     });
     it('an unknown flag names it', () => assert.match(errorOf('nodes --selector pool=a'), /--selector/));
     it('a flag missing its value', () => assert.match(errorOf('explain web-0 --context'), /--context/));

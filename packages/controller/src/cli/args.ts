@@ -1,18 +1,27 @@
 /**
- * Command-line parsing for `podlife`: pure, never throws; an error is a value naming the offending
- * command, argument or flag.
+ * Command-line parsing for `podlife` (also installed as the kubectl plugin `kubectl-podlife`):
+ * pure, never throws; an error is a value naming the offending command, argument or flag.
  *
  * Commands: `explain <pod>` (also `pod/<name>`, `pods/<name>`, `pod <name>`), `explain node <name>`
- * (also `node/<name>`, `nodes/<name>`), and `nodes`. A flag that only means something for pods
- * (-n, --watch, --width, --ascii) is refused on a node command rather than silently ignored.
+ * (also `node/<name>`, `nodes/<name>`), `nodes`, `pods` (the pods podlife manages), and
+ * `completion bash|zsh`. The cluster flags are kubectl's (`--kubeconfig`, `--context`, `-n`, `-A`,
+ * `-o json|yaml|wide`). A flag that means nothing for a command (-n on nodes, --watch on a list)
+ * is refused rather than silently ignored.
  */
 import { parseArgs } from 'node:util';
 
-export type OutputFormat = 'text' | 'json';
+/** text: fits the terminal (80 columns when unknown); wide: text with every column, unfitted. */
+export type OutputFormat = 'text' | 'wide' | 'json' | 'yaml';
+export const OUTPUT_FORMATS: readonly OutputFormat[] = ['text', 'wide', 'json', 'yaml'];
+export const SHELLS = ['bash', 'zsh'] as const;
+export type Shell = (typeof SHELLS)[number];
 
 interface CommonArgs {
   context?: string;
+  kubeconfig?: string;
   output: OutputFormat;
+  /** Columns text output fits in (default: the terminal's, else 80). */
+  width?: number;
 }
 
 export interface ExplainArgs extends CommonArgs {
@@ -20,7 +29,6 @@ export interface ExplainArgs extends CommonArgs {
   pod: string;
   namespace?: string;
   watch: boolean;
-  width?: number;
   ascii: boolean;
 }
 
@@ -33,29 +41,57 @@ export interface NodesArgs extends CommonArgs {
   command: 'nodes';
 }
 
-export type ParsedArgs = ExplainArgs | ExplainNodeArgs | NodesArgs | { command: 'help' } | { command: 'error'; message: string };
+export interface PodsArgs extends CommonArgs {
+  command: 'pods';
+  namespace?: string;
+  allNamespaces: boolean;
+}
 
-export const usage = `Usage:
-  podlife explain <pod> [-n namespace] [--context name] [--output text|json] [--watch]
-  podlife explain node <name> [--context name] [--output text|json]
-  podlife nodes [--context name] [--output text|json]
+export type ParsedArgs =
+  | ExplainArgs
+  | ExplainNodeArgs
+  | NodesArgs
+  | PodsArgs
+  | { command: 'completion'; shell: Shell }
+  | { command: 'help' }
+  | { command: 'error'; message: string };
 
-explain <pod>       where a pod is in its start (scheduled, sandbox and network, initialized,
-                    containers ready, ready), its timeline, and in one sentence why it is stuck.
-                    Also pod/<name> or pods/<name>.
-explain node <name> which readiness gates (NodeReadinessRules and zero-config readiness.k8s.io/
-                    taints) hold a node, each condition's state, and what the controller does next.
-                    Also node/<name> or nodes/<name>.
-nodes               every node with the gates holding it and its readiness taints.
+/** The usage text, naming the program as it was invoked (`podlife` or `kubectl podlife`). */
+export function usageFor(prog: string): string {
+  return `Usage:
+  ${prog} explain <pod> [-n namespace] [-o FORMAT] [--watch]
+  ${prog} explain node <name> [-o FORMAT]
+  ${prog} nodes [-o FORMAT]
+  ${prog} pods [-n namespace | -A] [-o FORMAT]
+  ${prog} completion bash|zsh
+
+explain <pod>        where a pod is in its start (scheduled, sandbox and
+                     network, initialized, containers ready, ready), its
+                     timeline, and in one sentence why it is stuck. Also
+                     pod/<name> or pods/<name>.
+explain node <name>  which readiness gates (NodeReadinessRules and zero-config
+                     readiness.k8s.io/ taints) hold a node, each condition's
+                     state, and what the controller does next.
+nodes                every node with the gates holding it and its readiness
+                     taints.
+pods                 the pods podlife manages: roles of their containers and
+                     where their lifecycle is.
+completion <shell>   a completion script: source <(podlife completion bash)
 
 Options:
-  -n, --namespace <ns>   namespace of the pod (default: the context's, else "default")
-      --context <name>   kubeconfig context (kubeconfig from KUBECONFIG or ~/.kube/config, as kubectl)
-  -o, --output <fmt>     text (default) or json
-  -w, --watch            explain <pod>: follow the pod live until it is ready or finished (Ctrl-C to stop)
-      --width <cols>     explain <pod>: timeline width (default: the terminal's, else 80)
+  -n, --namespace <ns>   namespace (default: the context's, else "default")
+  -A, --all-namespaces   pods: every namespace
+      --context <name>   kubeconfig context
+      --kubeconfig <f>   kubeconfig file (default: KUBECONFIG, ~/.kube/config)
+  -o, --output FORMAT    text (default, fits the terminal), wide, json, yaml
+  -w, --watch            explain <pod>: follow the pod live until it is ready
+                         or finished (Ctrl-C to stop)
+      --width <cols>     text width, at least 40 (default: terminal's, or 80)
       --ascii            explain <pod>: ASCII glyphs only
   -h, --help             this text`;
+}
+
+export const usage = usageFor('podlife');
 
 type Target = { kind: 'pod' | 'node'; name: string } | { error: string };
 
@@ -82,23 +118,23 @@ function explainTarget(words: readonly string[]): Target {
   return { kind: 'pod', name: first };
 }
 
+/** The options `parseArgs` knows; completion reads them too. */
+export const FLAGS = {
+  namespace: { type: 'string', short: 'n' },
+  'all-namespaces': { type: 'boolean', short: 'A' },
+  context: { type: 'string' },
+  kubeconfig: { type: 'string' },
+  output: { type: 'string', short: 'o' },
+  watch: { type: 'boolean', short: 'w' },
+  width: { type: 'string' },
+  ascii: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        namespace: { type: 'string', short: 'n' },
-        context: { type: 'string' },
-        output: { type: 'string', short: 'o' },
-        watch: { type: 'boolean', short: 'w' },
-        width: { type: 'string' },
-        ascii: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
+    parsed = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: FLAGS });
   } catch (err) {
     return { command: 'error', message: err instanceof Error ? err.message : String(err) };
   }
@@ -106,18 +142,41 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   if (values.help || positionals.length === 0) return { command: 'help' };
   const [command, ...rest] = positionals;
 
+  if (command === 'completion') {
+    const [shell, extra] = rest;
+    if (shell === undefined) return { command: 'error', message: `completion needs a shell: ${SHELLS.join(' or ')}` };
+    if (!(SHELLS as readonly string[]).includes(shell)) return { command: 'error', message: `completion "${shell}": use ${SHELLS.join(' or ')}` };
+    if (extra !== undefined) return { command: 'error', message: `unexpected argument "${extra}" after completion ${shell}` };
+    return { command: 'completion', shell: shell as Shell };
+  }
+
+  let width: number | undefined;
+  if (values.width !== undefined) {
+    width = Number(values.width);
+    if (!Number.isInteger(width) || width < 40) return { command: 'error', message: `--width "${values.width}": a whole number of columns, at least 40` };
+  }
   const output = values.output ?? 'text';
-  if (output !== 'text' && output !== 'json') return { command: 'error', message: `--output "${output}": use text or json` };
-  const common: CommonArgs = { output, ...(values.context !== undefined ? { context: values.context } : {}) };
-  const podOnly = (): string | undefined => {
-    const given = [
-      values.namespace !== undefined && '-n/--namespace (nodes are cluster-scoped)',
-      values.watch !== undefined && '--watch',
-      values.width !== undefined && '--width',
-      values.ascii !== undefined && '--ascii',
-    ].filter((x): x is string => typeof x === 'string');
-    return given.length > 0 ? `${given.join(', ')}: only for podlife explain <pod>` : undefined;
+  if (!(OUTPUT_FORMATS as readonly string[]).includes(output)) return { command: 'error', message: `--output "${output}": use ${OUTPUT_FORMATS.join(', ')}` };
+  const common: CommonArgs = {
+    output: output as OutputFormat,
+    ...(values.context !== undefined ? { context: values.context } : {}),
+    ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}),
+    ...(width !== undefined ? { width } : {}),
   };
+  const refuse = (given: Record<string, boolean>, what: string): string | undefined => {
+    const names = Object.entries(given).filter(([, g]) => g).map(([n]) => n);
+    return names.length > 0 ? `${names.join(', ')}: ${what}` : undefined;
+  };
+  const podOnly = (): string | undefined =>
+    refuse(
+      {
+        '-n/--namespace (nodes are cluster-scoped)': values.namespace !== undefined,
+        '-A/--all-namespaces': values['all-namespaces'] !== undefined,
+        '--watch': values.watch !== undefined,
+        '--ascii': values.ascii !== undefined,
+      },
+      'only for podlife explain <pod> (and -n, -A for podlife pods)',
+    );
 
   if (command === 'nodes') {
     if (rest.length > 0) return { command: 'error', message: `unexpected argument "${rest[0]}": podlife nodes lists every node and takes no name (use podlife explain node <name>)` };
@@ -125,7 +184,14 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     if (misplaced) return { command: 'error', message: misplaced };
     return { command: 'nodes', ...common };
   }
-  if (command !== 'explain') return { command: 'error', message: `unknown command "${command}": use explain or nodes` };
+  if (command === 'pods') {
+    if (rest.length > 0) return { command: 'error', message: `unexpected argument "${rest[0]}": podlife pods lists pods and takes no name (use podlife explain <pod>)` };
+    const misplaced = refuse({ '--watch': values.watch !== undefined, '--ascii': values.ascii !== undefined }, 'only for podlife explain <pod>');
+    if (misplaced) return { command: 'error', message: misplaced };
+    if (values.namespace !== undefined && values['all-namespaces']) return { command: 'error', message: '-n/--namespace and -A/--all-namespaces: choose one' };
+    return { command: 'pods', ...common, allNamespaces: values['all-namespaces'] ?? false, ...(values.namespace !== undefined ? { namespace: values.namespace } : {}) };
+  }
+  if (command !== 'explain') return { command: 'error', message: `unknown command "${command}": use explain, nodes, pods or completion` };
 
   const target = explainTarget(rest);
   if ('error' in target) return { command: 'error', message: target.error };
@@ -134,12 +200,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     if (misplaced) return { command: 'error', message: misplaced };
     return { command: 'explain-node', node: target.name, ...common };
   }
+  if (values['all-namespaces']) return { command: 'error', message: '-A/--all-namespaces: explain takes one pod; give its namespace with -n (podlife pods -A lists them)' };
   const args: ExplainArgs = { command: 'explain', pod: target.name, ...common, watch: values.watch ?? false, ascii: values.ascii ?? false };
   if (values.namespace !== undefined) args.namespace = values.namespace;
-  if (values.width !== undefined) {
-    const width = Number(values.width);
-    if (!Number.isInteger(width) || width < 40) return { command: 'error', message: `--width "${values.width}": a whole number of columns, at least 40` };
-    args.width = width;
-  }
   return args;
 }

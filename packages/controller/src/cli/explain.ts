@@ -2,8 +2,9 @@
  * `podlife explain <pod>`: fetch a pod and its Events, print the explanation; with --watch, redraw
  * every second until the pod is ready or finished.
  *
- * The kubeconfig is found the way kubectl finds it (KUBECONFIG, ~/.kube/config, in-cluster),
- * `--context` picks a context, and the namespace defaults to the context's.
+ * The kubeconfig is found the way kubectl finds it (--kubeconfig, KUBECONFIG, ~/.kube/config,
+ * in-cluster), `--context` picks a context, and the namespace defaults to the context's. Text
+ * fits the terminal (80 columns when unknown); `-o wide` is the same text unfitted.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { isNotFound, resourcePath } from '@podlife/core';
@@ -12,8 +13,9 @@ import { podExplanation, renderExplanation } from '@podlife/pod-conditions';
 import type { PodEvent, PodExplanation } from '@podlife/pod-conditions';
 import { ManagedLabel } from '@podlife/keystone';
 import { isUnlabelledAnnotated } from '@podlife/keystone';
-import type { ExplainArgs } from './args.js';
+import type { ExplainArgs, OutputFormat } from './args.js';
 import { connect, contextNamespace } from './kubeconfig.js';
+import { fitText, isData, renderData, textWidth } from './output.js';
 
 export interface Output {
   write(text: string): void;
@@ -45,11 +47,13 @@ async function fetchExplanation(client: KubeClient, namespace: string, name: str
   return { explanation: podExplanation(pod, events.items ?? [], Date.now()), notes: podlifeNotes(pod) };
 }
 
-/** The explanation as text or JSON, with podlife's notes after it (text) or under `notes` (JSON, only when there are some). */
-export function renderExplained({ explanation, notes }: Explained, opts: { output: 'text' | 'json'; compact: boolean; width: number; ascii?: boolean }): string {
-  if (opts.output === 'json') return JSON.stringify(notes.length > 0 ? { ...explanation, notes } : explanation, null, opts.compact ? undefined : 2);
+/** The explanation as text or data, with podlife's notes after it (text) or under `notes` (data, only when there are some). */
+export function renderExplained({ explanation, notes }: Explained, opts: { output: OutputFormat; compact: boolean; width: number; ascii?: boolean }): string {
+  if (isData(opts.output)) return renderData(notes.length > 0 ? { ...explanation, notes } : explanation, opts.output, opts.compact);
+  const wide = opts.output === 'wide';
   const text = renderExplanation(explanation, { width: opts.width, ascii: opts.ascii });
-  return notes.length > 0 ? `${text}\n${notes.map((n) => `note: ${n}`).join('\n')}` : text;
+  const all = notes.length > 0 ? `${text}\n${notes.map((n) => `note: ${n}`).join('\n')}` : text;
+  return wide ? all : fitText(all, opts.width);
 }
 
 function settled(x: PodExplanation): boolean {
@@ -58,10 +62,11 @@ function settled(x: PodExplanation): boolean {
 
 /** Runs the command; resolves with the process exit code. */
 export async function runExplain(args: ExplainArgs, out: Output, signal?: AbortSignal): Promise<number> {
-  const namespace = args.namespace ?? contextNamespace(args.context);
-  const client = await connect(args.context);
-  const render = (x: Explained): string =>
-    renderExplained(x, { output: args.output, compact: args.watch, width: args.width ?? Math.min(out.columns ?? 80, 120), ascii: args.ascii });
+  const namespace = args.namespace ?? contextNamespace(args);
+  const client = await connect(args);
+  // -o wide draws the timeline as wide as the terminal allows (up to 160), text within it.
+  const width = args.output === 'wide' ? (args.width ?? Math.min(out.columns ?? 120, 160)) : (args.width ?? Math.min(textWidth(undefined, out.columns), 120));
+  const render = (x: Explained): string => renderExplained(x, { output: args.output, compact: args.watch, width, ascii: args.ascii });
   try {
     if (!args.watch) {
       out.write(`${render(await fetchExplanation(client, namespace, args.pod))}\n`);
@@ -70,7 +75,7 @@ export async function runExplain(args: ExplainArgs, out: Output, signal?: AbortS
     for (;;) {
       const x = await fetchExplanation(client, namespace, args.pod);
       // A terminal gets the view redrawn in place; a pipe gets one snapshot per poll.
-      if (out.isTTY && args.output === 'text') out.write('\x1b[H\x1b[2J');
+      if (out.isTTY && !isData(args.output)) out.write('\x1b[H\x1b[2J');
       out.write(`${render(x)}\n`);
       if (settled(x.explanation)) return 0;
       const stop = await sleep(1000, signal);

@@ -9,19 +9,23 @@
  *   with one line on stderr saying so; any other failure to read rules is an error, since an
  *   answer without the rules would be wrong;
  * - an unknown node is exit code 1 with a message naming it; output on stdout is only the
- *   explanation (text or JSON), notes and errors go to stderr.
+ *   explanation (text, JSON or YAML), notes and errors go to stderr;
+ * - text fits the terminal (80 columns when unknown); `-o wide` adds columns and never wraps.
  */
 import type { V1Node } from '@kubernetes/client-node';
 import { isNotFound, resourcePath } from '@podlife/core';
 import type { Query } from '@podlife/core';
-import { explainNode, renderNodeExplanation, renderNodesTable, resolveRules, rulePath } from '@podlife/node-readiness';
+import { explainNode, renderNodeExplanation, resolveRules, rulePath } from '@podlife/node-readiness';
 import type { EvaluateOptions, NodeExplanation, NodeReadinessRule } from '@podlife/node-readiness';
 import type { ExplainNodeArgs, NodesArgs } from './args.js';
 import { connect } from './kubeconfig.js';
+import { fitText, isData, renderData, renderTable, textWidth } from './output.js';
 
+/** Where text goes: the terminal's width when it has one. */
 export interface Streams {
   out(text: string): void;
   err(text: string): void;
+  columns?: number | undefined;
 }
 
 /** What the node commands read through; a KubeClient is one. */
@@ -71,7 +75,7 @@ function noteMissingCrd(rules: Rules, io: Streams): void {
 }
 
 export async function runExplainNode(args: ExplainNodeArgs, io: Streams): Promise<number> {
-  const client = await connect(args.context);
+  const client = await connect(args);
   try {
     let node: V1Node;
     try {
@@ -84,25 +88,41 @@ export async function runExplainNode(args: ExplainNodeArgs, io: Streams): Promis
     const rules = await fetchRules(client);
     noteMissingCrd(rules, io);
     const e = explainNode(node, rules.rules, Date.now(), evaluateOptions);
-    io.out(`${args.output === 'json' ? JSON.stringify(explanationJson(e), null, 2) : renderNodeExplanation(e)}\n`);
+    const text = isData(args.output) ? renderData(explanationJson(e), args.output) : renderNodeExplanation(e);
+    io.out(`${args.output === 'text' ? fitText(text, textWidth(args.width, io.columns)) : text}\n`);
     return 0;
   } finally {
     client.close();
   }
 }
 
+/** NAME, HELD BY, READINESS TAINTS; wide adds each gate's source and mode and the unexplained taints. */
+export function nodesTable(nodes: readonly V1Node[], rules: readonly NodeReadinessRule[], nowMs: number, wide: boolean): string[][] {
+  const rows = [wide ? ['NAME', 'HELD BY', 'READINESS TAINTS', 'GATES', 'UNMANAGED TAINTS'] : ['NAME', 'HELD BY', 'READINESS TAINTS']];
+  for (const node of [...nodes].sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1))) {
+    const e = explainNode(node, rules, nowMs, evaluateOptions);
+    const held = e.holding.map((g) => `${g.gate} (${g.state})`).join(', ') || '-';
+    const taints = (node.spec?.taints ?? []).filter((t) => t.key.startsWith('readiness.k8s.io/')).map((t) => `${t.key}:${t.effect}`).join(', ') || '-';
+    const row = [e.node, held, taints];
+    if (wide) row.push(e.gates.map((g) => `${g.gate} (${g.source}, ${g.mode}, ${g.state})`).join(', ') || '-', e.unexplainedTaints.join(', ') || '-');
+    rows.push(row);
+  }
+  return rows;
+}
+
 export async function runNodes(args: NodesArgs, io: Streams): Promise<number> {
-  const client = await connect(args.context);
+  const client = await connect(args);
   try {
     const [nodes, rules] = await Promise.all([listAll<V1Node>(client, resourcePath({ version: 'v1', resource: 'nodes' })), fetchRules(client)]);
     noteMissingCrd(rules, io);
     const nowMs = Date.now();
-    if (args.output === 'json') {
+    if (isData(args.output)) {
       const items = nodes.map((n) => explanationJson(explainNode(n, rules.rules, nowMs, evaluateOptions)));
-      io.out(`${JSON.stringify({ items }, null, 2)}\n`);
+      io.out(`${renderData({ items }, args.output)}\n`);
       return 0;
     }
-    io.out(`${renderNodesTable(nodes, rules.rules, nowMs, evaluateOptions)}\n`);
+    const wide = args.output === 'wide';
+    io.out(`${renderTable(nodesTable(nodes, rules.rules, nowMs, wide), wide ? undefined : textWidth(args.width, io.columns))}\n`);
     // The table has no room for them, but a rule not in force explains a taint that never goes.
     for (const [name, r] of resolveRules(rules.rules).rejected) io.err(`podlife: rule ${name} is not in force (${r.reason}): ${r.message}\n`);
     return 0;

@@ -1,28 +1,53 @@
 #!/usr/bin/env node
 /**
- * `podlife`: the command-line face of podlife — `explain <pod>`, `explain node <name>`, `nodes`.
+ * `podlife`: the command-line face of podlife — `explain <pod>`, `explain node <name>`, `nodes`,
+ * `pods`, `completion bash|zsh`. Installed also as `kubectl-podlife`, so that `kubectl podlife …`
+ * runs it as a kubectl plugin (and `kubectl_complete-podlife` completes it); the usage then names
+ * it `kubectl podlife`.
  *
  * Exit codes: 0 done, 1 the thing asked about does not exist or the cluster could not be read,
  * 2 a bad command line (the usage follows the message), 130 interrupted.
  */
-import { parseCommandLine, usage } from './args.js';
+import { basename } from 'node:path';
+import { parseCommandLine, usageFor } from './args.js';
+import { clusterLookups } from './complete-lookups.js';
+import { complete, completionOutput, completionScript } from './completion.js';
 import { runExplain } from './explain.js';
 import { runExplainNode, runNodes } from './nodes.js';
+import { runPods } from './pods.js';
+
+/** How the user called us: `kubectl podlife` when run as the plugin. */
+export function programName(argv1: string | undefined): string {
+  const name = basename(argv1 ?? 'podlife').replace(/\.[cm]?[jt]s$/, '');
+  return name.startsWith('kubectl-') || name.startsWith('kubectl_complete-') ? 'kubectl podlife' : 'podlife';
+}
 
 async function main(argv: readonly string[]): Promise<number> {
+  const prog = programName(process.argv[1]);
+  const io = { out: (t: string) => void process.stdout.write(t), err: (t: string) => void process.stderr.write(t), columns: process.stdout.isTTY ? process.stdout.columns : undefined };
+  // kubectl runs kubectl_complete-podlife with the words alone; podlife's own scripts say __complete.
+  const completing = basename(process.argv[1] ?? '').startsWith('kubectl_complete-') ? [...argv] : argv[0] === '__complete' ? argv.slice(1) : undefined;
+  if (completing) {
+    io.out(completionOutput(await complete(completing.length > 0 ? completing : [''], clusterLookups())));
+    return 0;
+  }
   const args = parseCommandLine(argv);
-  const io = { out: (t: string) => void process.stdout.write(t), err: (t: string) => void process.stderr.write(t) };
   switch (args.command) {
     case 'help':
-      io.out(`${usage}\n`);
+      io.out(`${usageFor(prog)}\n`);
       return 0;
     case 'error':
-      io.err(`podlife: ${args.message}\n\n${usage}\n`);
+      io.err(`${prog}: ${args.message}\n\n${usageFor(prog)}\n`);
       return 2;
+    case 'completion':
+      io.out(completionScript(args.shell));
+      return 0;
     case 'explain-node':
       return runExplainNode(args, io);
     case 'nodes':
       return runNodes(args, io);
+    case 'pods':
+      return runPods(args, io);
     case 'explain': {
       const abort = new AbortController();
       process.once('SIGINT', () => abort.abort());
@@ -37,7 +62,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`podlife: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`${programName(process.argv[1])}: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exitCode = 1;
   },
 );
