@@ -138,13 +138,14 @@ export function removeTempDir(dir: string): void {
   writeRegistry();
 }
 
-export function startProcess(opts: { name: string; command: string; args: string[]; logPath: string; env?: NodeJS.ProcessEnv }): ManagedProcess {
+export function startProcess(opts: { name: string; command: string; args: string[]; logPath: string; env?: NodeJS.ProcessEnv; cwd?: string }): ManagedProcess {
   installHooks();
   const fd = openSync(opts.logPath, 'a');
   const child = spawn(opts.command, opts.args, {
     detached: true, // a new process group, led by the child
     stdio: ['ignore', fd, fd],
     env: opts.env ?? process.env,
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
   });
   closeSync(fd);
   const pid = child.pid;
