@@ -11,10 +11,10 @@ import { randomBytes, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, parse } from 'yaml';
-import { ContentType, resourcePath } from '@podlife/core';
+import { ContentType, isNotFound, resourcePath } from '@podlife/core';
 import { defaultDeployOptions, deployFiles, certManagerManifests, serviceMonitorManifests, type DeployOptions, type KubeManifest } from '@podlife/controller';
 import { ensureGoTool } from '../../scripts/go-tools.mjs';
-import { sharedControlPlane } from '../support/control-plane.js';
+import { sharedControlPlane, startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { CHART_DIFFERENCES } from '../../packages/controller/src/deploy/chart.js';
 import { alertRuleGroups, dashboard } from '../../packages/controller/src/deploy/observability.js';
 
@@ -225,3 +225,58 @@ function resourceOf(kind: string): string | undefined {
     NetworkPolicy: 'networkpolicies',
   }[kind];
 }
+
+/**
+ * `helm install`, `upgrade` and `uninstall` against a real API server of its own (the chart's
+ * cluster-scoped objects would collide with other suites' on the shared one). No node runs the
+ * pods: this proves what Helm itself does with the chart — above all that the self-signed pair is
+ * made once and kept across upgrades, which `helm template` (no cluster, no `lookup`) cannot show.
+ */
+describe('Helm chart install, upgrade and uninstall (real helm, private API server)', function () {
+  this.timeout(180_000);
+  let cp: ControlPlane | undefined;
+  let helmPath = '';
+  const ns = 'podlife-system';
+
+  before(async function () {
+    this.timeout(30 * 60_000);
+    helmPath = (await ensureGoTool('helm')).path;
+    cp = await startControlPlane();
+  });
+  after(async () => {
+    await cp?.stop();
+  });
+
+  function helm(args: string[]): { status: number; out: string } {
+    const r = spawnSync(helmPath, ['--kubeconfig', cp!.kubeconfigPath, ...args], { encoding: 'utf8', env: { ...process.env, HELM_CACHE_HOME: '/nonexistent-helm-cache', HELM_CONFIG_HOME: '/nonexistent-helm-config', HELM_DATA_HOME: '/nonexistent-helm-data' } });
+    if (r.error) throw r.error;
+    return { status: r.status ?? -1, out: `${r.stdout}${r.stderr}` };
+  }
+
+  const secretPath = resourcePath({ version: 'v1', resource: 'secrets', namespace: ns, name: 'podlife-webhook-tls' });
+  const webhookPath = resourcePath({ group: 'admissionregistration.k8s.io', version: 'v1', resource: 'mutatingwebhookconfigurations', name: 'podlife' });
+  const caBundle = async () => (await cp!.client.get<{ webhooks: { clientConfig: { caBundle?: string } }[] }>(webhookPath)).webhooks[0]?.clientConfig.caBundle;
+
+  it('installs; an upgrade keeps the webhook certificate and its caBundle; uninstall removes what it made but the CRD', async () => {
+    const install = helm(['install', 'podlife', chartDir, '--namespace', ns, '--create-namespace']);
+    assert.equal(install.status, 0, install.out);
+    const first = await cp!.client.get<{ data: Record<string, string> }>(secretPath);
+    assert.equal(await caBundle(), first.data['ca.crt']);
+    const deployment = resourcePath({ group: 'apps', version: 'v1', resource: 'deployments', namespace: ns, name: 'podlife-controller' });
+    assert.equal((await cp!.client.get<{ spec: { replicas: number } }>(deployment)).spec.replicas, 2);
+
+    const upgrade = helm(['upgrade', 'podlife', chartDir, '--namespace', ns, '--set', 'replicas=3']);
+    assert.equal(upgrade.status, 0, upgrade.out);
+    const second = await cp!.client.get<{ data: Record<string, string> }>(secretPath);
+    assert.deepEqual(second.data, first.data, 'the same key pair after the upgrade');
+    assert.equal(await caBundle(), first.data['ca.crt']);
+    assert.equal((await cp!.client.get<{ spec: { replicas: number } }>(deployment)).spec.replicas, 3);
+
+    const uninstall = helm(['uninstall', 'podlife', '--namespace', ns, '--wait']);
+    assert.equal(uninstall.status, 0, uninstall.out);
+    for (const path of [secretPath, webhookPath, deployment, resourcePath({ group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles', name: 'podlife-keystone' })]) {
+      await assert.rejects(cp!.client.get(path), (err: unknown) => isNotFound(err), `${path} still exists`);
+    }
+    await cp!.client.get(resourcePath({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', name: 'nodereadinessrules.readiness.podlife.dev' }));
+  });
+});
