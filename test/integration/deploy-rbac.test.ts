@@ -30,7 +30,7 @@ import {
 } from '@podlife/controller';
 import { createExecApi, stopByExec } from '@podlife/keystone';
 import { nodeReadinessRuleCrd } from '@podlife/node-readiness';
-import { sharedControlPlane, type ControlPlane } from '../support/control-plane.js';
+import { kubernetesMinor, sharedControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { SimulatedKubelet, SCRIPT_ANNOTATION } from '../support/kubelet.js';
 import { sharedRealCluster, type RealNode } from '../support/node.js';
 import { waitFor } from '../support/wait.js';
@@ -254,13 +254,6 @@ describe('deploy manifests and RBAC (real API server)', function () {
   });
 });
 
-/** `v1.34.4` -> 34; the minor of a `major.minor` Kubernetes 1.x release. */
-function minorOf(version: string): number {
-  const m = /^v1\.(\d+)\./.exec(version);
-  if (!m?.[1]) throw new Error(`not a Kubernetes 1.x version: ${version}`);
-  return Number(m[1]);
-}
-
 describe('the exec strategy under the shipped RBAC (real node)', function () {
   this.timeout(180_000);
   const suffix = randomBytes(3).toString('hex');
@@ -357,7 +350,7 @@ describe('the exec strategy under the shipped RBAC (real node)', function () {
 
   it('WebSocket exec is authorized as `get`, and from 1.35 also as `create` (asserted for this release)', async () => {
     await runningPod('exec-verbs');
-    const minor = minorOf(version);
+    const minor = kubernetesMinor(version);
     const expected: Record<string, boolean> = {
       'get': minor < 35,
       'create': false,

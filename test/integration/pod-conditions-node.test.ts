@@ -1,16 +1,21 @@
 /**
- * @podlife/pod-conditions and `podlife explain` on a real node: kubelet v1.35, containerd, runc
+ * @podlife/pod-conditions and `podlife explain` on a real node: the kubelet of the release under
+ * test (PODLIFE_K8S_VERSION; 1.34 to 1.37), containerd, runc
  * and the CNI bridge (test/support/node.ts). Every container status, pod condition and Event read
  * here was written by the real kubelet; the unit tests replay copies of them
  * (packages/pod-conditions/test/kubelet-observed.ts).
  *
  * What stays on the simulated kubelet (pod-conditions.test.ts), and why:
- * - nothing that depends on what a kubelet writes: the node here is one kubelet version (1.35),
- *   which always writes `PodReadyToStartContainers`, so `PodHasNetwork` (1.25-1.27) and clusters
+ * - nothing that depends on what a kubelet writes: the node here is one kubelet version, which
+ *   always writes `PodReadyToStartContainers`, so `PodHasNetwork` (1.25-1.27) and clusters
  *   without the condition (the inference in sandbox.ts) can only be checked against statuses we
  *   write ourselves (unit tests) — version skew is the simulation's job;
  * - the API-level tests that need no kubelet behaviour at all (a wait rejected by a deletion, an
  *   API server restart, a pod that does not exist) stay where they are.
+ *
+ * Where the kubelet's releases differ, each release's behaviour is asserted: from 1.37 (KEP-3085
+ * GA) the kubelet reports `PodReadyToStartContainers=True` as soon as the sandbox is up, before it
+ * pulls images, in a status that has no pod IP yet; before, the condition turns True with the IP.
  */
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
@@ -31,7 +36,7 @@ import {
   type PodEvent,
   type PodExplanation,
 } from '@podlife/pod-conditions';
-import type { ControlPlane } from '../support/control-plane.js';
+import { kubernetesMinor, type ControlPlane } from '../support/control-plane.js';
 import { containerLog, sharedRealCluster, type RealNode } from '../support/node.js';
 import { recordPod } from '../support/pod-recorder.js';
 
@@ -143,7 +148,15 @@ describe('pod conditions on a real node (kubelet, containerd, runc, CNI)', funct
       const up = withCondition.find((p) => podCondition(p, 'PodReadyToStartContainers')?.status === 'True')!;
       const upAt = timeMs(podCondition(up, 'PodReadyToStartContainers')?.lastTransitionTime)!;
       const started = timeMs(up.status?.containerStatuses?.[0]?.state?.running?.startedAt ?? up.status?.containerStatuses?.[0]?.state?.terminated?.startedAt);
-      assert.ok(up.status?.podIP, 'a ready sandbox has the pod IP');
+      if (kubernetesMinor(cp.version) >= 37) {
+        // Written by the sandbox-ready callback from the status the kubelet had (no IP, container waiting).
+        assert.equal(up.status?.containerStatuses?.[0]?.state?.waiting?.reason, 'ContainerCreating', `${cp.version}: True is reported before the container is created`);
+        assert.equal(up.status?.podIP, undefined, `${cp.version}: the pod IP follows in a later status`);
+        const running = seen.find((p) => p.status?.phase === 'Running' || p.status?.phase === 'Succeeded');
+        assert.ok(running?.status?.podIP, `${cp.version}: the pod IP is there once the container ran`);
+      } else {
+        assert.ok(up.status?.podIP, `${cp.version}: a ready sandbox has the pod IP`);
+      }
       assert.deepEqual([sandboxReady(up).status, sandboxReady(up).source], ['True', 'condition']);
       // Second resolution: the sandbox is up no later than the container started.
       assert.ok(started === undefined || upAt <= started + 1000, `sandbox ready at ${upAt}, container started at ${started}`);

@@ -60,6 +60,13 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
+/** The minor of a Kubernetes 1.x version (`v1.37.2` -> 37), for assertions that differ by release. */
+export function kubernetesMinor(version: string): number {
+  const m = /^v1\.(\d+)\./.exec(version);
+  if (!m?.[1]) throw new Error(`not a Kubernetes 1.x version: ${version}`);
+  return Number(m[1]);
+}
+
 export interface ControlPlaneOptions {
   /** Also run kube-controller-manager (Job, garbage-collector and TTL-after-finished controllers). */
   controllerManager?: boolean;
