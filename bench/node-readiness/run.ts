@@ -176,7 +176,7 @@ async function measure(client: KubeClient, names: string[], selector: string): P
     bt[1] = wall();
     patchMs.push(bt[1] - t);
   });
-  await waitFor(`all ${names.length} taints removed`, async () => latencies.length >= names.length, { timeoutMs: 120_000, intervalMs: 200 }).catch((e: Error) => console.error(e.message));
+  await waitFor(`all ${names.length} taints removed`, async () => latencies.length >= names.length, { timeoutMs: Math.max(120_000, N * 24), intervalMs: 200 }).catch((e: Error) => console.error(e.message));
   await watcher.stop();
   return { latencies, fromFlip, patchMs, times };
 }
@@ -241,7 +241,7 @@ try {
   console.log(`registered ${N} nodes in ${((performance.now() - t) / 1000).toFixed(1)} s`);
   const podlife = await startController(cp.kubeconfigPath, 'podlife', 'pool=podlife');
   // Adoption (recording ownership of the pre-existing taints) is one write per node; let it finish first.
-  await waitFor('taints adopted', async () => (podlife.last().nodeRequests ?? 0) >= N, { timeoutMs: 300_000, intervalMs: 250 });
+  await waitFor('taints adopted', async () => (podlife.last().nodeRequests ?? 0) >= N, { timeoutMs: Math.max(300_000, N * 60), intervalMs: 250 });
   const adoptRequests = { ...podlife.last().requests };
   t = performance.now();
   const pl = await measure(client, podlifeNodes, 'pool=podlife');
