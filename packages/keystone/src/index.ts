@@ -12,6 +12,7 @@ export * from './strategies/phase.js';
 export * from './strategies/act.js';
 export * from './webhook/patches.js';
 export * from './webhook/admission.js';
+export * from './webhook/route.js';
 export * from './transform.js';
 export * from './metrics.js';
 export * from './reconciler.js';
