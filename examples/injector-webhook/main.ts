@@ -1,73 +1,35 @@
 /**
- * Runs the injector against the local control plane: the API server calls it over TLS, then the
- * podlife webhook converts the injected sidecar to a native one (every simulated node runs a
- * kubelet >= 1.29), and the resulting pod is printed.
+ * Serves the injector over HTTPS, as its Deployment would, with the certificate and key its
+ * Secret mounts. The API server calls it for the pods the webhook configuration selects (see
+ * README.md). It needs `@podlife/keystone` and client-node's types, nothing else.
  *
- *   pnpm exec tsx --conditions=@podlife/source examples/injector-webhook/main.ts
+ *     TLS_CERT_FILE=tls.crt TLS_KEY_FILE=tls.key PORT=8443 npx tsx main.ts
+ *
+ * A mutation that throws denies the pod (`failurePolicy: 'Fail'`): a pod that should carry the
+ * proxy is never admitted without it.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { V1Pod } from '@kubernetes/client-node';
-import { createLogger } from '@podlife/core';
-import { ControllerApp, WebhookServer, devCertificates, parseFlags, defaultConfig, webhookEntry } from '@podlife/controller';
-import { startControlPlane } from '../../test/support/control-plane.js';
-import { SimulatedKubelet } from '../../test/support/kubelet.js';
-import { injectRoute } from './injector.js';
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { createAdmissionHandler } from '@podlife/keystone';
+import { injectProxy } from './injector.js';
 
-const cp = await startControlPlane({ log: (l) => console.log(`  ${l}`) });
-const dir = mkdtempSync(join(tmpdir(), 'podlife-injector-'));
-const kubelet = new SimulatedKubelet(cp.client, { nodeNames: ['node-1'] });
-let injector: WebhookServer | undefined;
-let podlife: ControllerApp | undefined;
-try {
-  await kubelet.start();
-  const certs = await devCertificates(['127.0.0.1']);
-  writeFileSync(join(dir, 'tls.crt'), certs.certPem);
-  writeFileSync(join(dir, 'tls.key'), certs.keyPem);
-  const caBundle = Buffer.from(certs.caPem).toString('base64');
+function env(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set (the path of the webhook's TLS ${name.includes('KEY') ? 'key' : 'certificate'})`);
+  return value;
+}
 
-  injector = new WebhookServer({ certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), port: 0, host: '127.0.0.1', routes: { '/inject': injectRoute } });
-  await injector.start();
-  const parsed = parseFlags(['--webhook-port=1', `--tls-cert-file=${join(dir, 'tls.crt')}`, `--tls-key-file=${join(dir, 'tls.key')}`, '--metrics-port=0', '--health-port=0', '--controllers=keystone']);
-  if (!parsed.ok) throw new Error(parsed.problems.join('; '));
-  podlife = new ControllerApp({ flags: { ...parsed.flags, webhookPort: 0 }, config: defaultConfig, client: cp.client, logger: createLogger('podlife', { level: 'warn' }), bindAddress: '127.0.0.1' });
-  await podlife.start();
-
-  // Webhooks are called in name order: the injector first; podlife's reinvocation covers the rest.
-  const configs = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
-  await cp.client.create(configs, {
-    metadata: { name: '00-proxy-injector' },
-    webhooks: [{
-      name: 'inject.example.com',
-      admissionReviewVersions: ['v1'],
-      clientConfig: { url: `https://127.0.0.1:${injector.port}/inject`, caBundle },
-      rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
-      objectSelector: { matchLabels: { 'inject-proxy': 'true' } },
-      failurePolicy: 'Ignore',
-      sideEffects: 'None',
-      timeoutSeconds: 5,
-    }],
+const server = https.createServer(
+  { cert: readFileSync(env('TLS_CERT_FILE')), key: readFileSync(env('TLS_KEY_FILE')), minVersion: 'TLSv1.2' },
+  createAdmissionHandler({ mutate: injectProxy, failurePolicy: 'Fail' }),
+);
+server.listen(Number(process.env.PORT ?? 8443), process.env.HOST ?? '0.0.0.0', () => {
+  console.log(`injector listening on port ${(server.address() as AddressInfo).port}`);
+});
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    server.close(() => process.exit(0));
+    server.closeAllConnections();
   });
-  await cp.client.create(configs, {
-    metadata: { name: 'podlife' },
-    webhooks: [webhookEntry({ url: `https://127.0.0.1:${podlife.webhook!.port}/mutate-pods`, caBundle }, { namespace: 'podlife-system', namespaces: [] })],
-  });
-  await new Promise((r) => setTimeout(r, 1500)); // the API server picks webhook configurations up
-
-  const pod = await cp.client.create<V1Pod>('/api/v1/namespaces/default/pods', {
-    metadata: { name: 'worker', labels: { 'inject-proxy': 'true' } },
-    spec: { restartPolicy: 'Never', containers: [{ name: 'app', image: 'busybox:1.36', command: ['sh', '-c', 'echo working; sleep 5'] }] },
-  });
-  console.log('\nthe pod as admitted:');
-  console.log(`  annotations:     ${JSON.stringify(pod.metadata?.annotations)}`);
-  console.log(`  labels:          ${JSON.stringify(pod.metadata?.labels)}`);
-  console.log(`  containers:      ${pod.spec?.containers.map((c) => c.name).join(', ')}`);
-  console.log(`  initContainers:  ${(pod.spec?.initContainers ?? []).map((c) => `${c.name} (restartPolicy ${c.restartPolicy})`).join(', ') || '(none)'}`);
-} finally {
-  await podlife?.stop();
-  await injector?.stop();
-  await kubelet.stop();
-  await cp.stop();
-  rmSync(dir, { recursive: true, force: true });
 }

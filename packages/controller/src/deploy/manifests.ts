@@ -13,6 +13,7 @@
  *   only the API server to the webhook port (docs/adr/0094).
  */
 import { stringify } from 'yaml';
+import { WEBHOOK_OPT_IN_LABEL, WEBHOOK_OPT_IN_VALUE } from '@podlife/keystone';
 import { controllerPermissions, leaderElectionRules, type PolicyRule } from '../rbac/rules.js';
 import type { ControllerName } from '../options/flags.js';
 
@@ -70,9 +71,8 @@ export const CONTROLLER_SIZES: Readonly<Record<ControllerSizeName, ControllerSiz
   'large-managed': { pods: 150_000, controllers: ['keystone', 'node-readiness'], managedShare: 0.05, memoryRequest: '256Mi', memoryLimit: '256Mi', heapMiB: 192 },
 };
 
-/** Label a pod carries to be sent to the webhook (the objectSelector). */
-export const WEBHOOK_OPT_IN_LABEL = 'podlife.dev/admission';
-export const WEBHOOK_OPT_IN_VALUE = 'enabled';
+/** Label a pod carries to be sent to the webhook (the objectSelector): keystone's, re-exported. */
+export { WEBHOOK_OPT_IN_LABEL, WEBHOOK_OPT_IN_VALUE };
 export const WEBHOOK_PATH = '/mutate-pods';
 export const SERVICE_ACCOUNT = 'podlife-controller';
 /** The Service the API server calls the webhook through, and the Secret holding its certificate. */

@@ -6,21 +6,10 @@
  * native-sidecar patch when the kubelets on every node support it); nothing throws.
  */
 import type { V1Node } from '@kubernetes/client-node';
-import { handleAdmissionReview, lifecycleMutator, type LifecycleOptions } from '@podlife/keystone';
-import type { WebhookHandler } from './server.js';
+import { admissionRoute, lifecycleMutator, type LifecycleOptions, type WebhookHandler } from '@podlife/keystone';
 
 export function mutatePodsHandler(nodes: () => readonly V1Node[], options: LifecycleOptions = {}): WebhookHandler {
-  const mutate = lifecycleMutator(nodes, options);
-  return (body) => {
-    let review: unknown;
-    try {
-      review = JSON.parse(body.toString('utf8'));
-    } catch (err) {
-      return { status: 400, body: { error: `body is not JSON: ${(err as Error).message}` } };
-    }
-    const outcome = handleAdmissionReview(review, { mutate });
-    return outcome.httpStatus === 200 ? { status: 200, body: outcome.review } : { status: 400, body: { error: outcome.error } };
-  };
+  return admissionRoute({ mutate: lifecycleMutator(nodes, options) });
 }
 
 /** Keeps only what the kubelet-version check reads from a Node. */

@@ -19,16 +19,12 @@
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { WebhookAnswer, WebhookHandler } from '@podlife/keystone';
 import { TlsFiles, type TlsPair } from './tls-files.js';
 
-/** What a route answers: an HTTP status and a JSON body. */
-export interface WebhookAnswer {
-  status: number;
-  body: unknown;
-}
-
-/** A route handler gets the raw body (already size-checked) and answers JSON. */
-export type WebhookHandler = (body: Buffer, signal: AbortSignal) => WebhookAnswer | Promise<WebhookAnswer>;
+// The route types belong to keystone's webhook helpers (an injector needs only keystone); kept
+// reachable from here for code that builds routes for this server.
+export type { WebhookAnswer, WebhookHandler };
 
 /** The subset of a pino logger the server uses. */
 export interface WebhookLog {

@@ -6,8 +6,10 @@
  *   message (without a uid there is nothing valid to answer; the API server then applies the
  *   webhook's failurePolicy and logs the message);
  * - a well-formed review is always answered 200 with its uid echoed; a request we cannot or
- *   should not mutate (not a Pod, DELETE, a mutator that throws) is allowed unchanged, with a
- *   warning — podlife never blocks a pod by accident;
+ *   should not mutate (not a Pod, DELETE) is allowed unchanged, with a warning; a mutator that
+ *   throws allows the pod unchanged with a warning by default (`failurePolicy: 'Ignore'`: podlife
+ *   never blocks a pod by accident) or denies it naming the error (`'Fail'`: an injector whose
+ *   patch must land);
  * - a patch is a base64 JSON patch with `patchType: JSONPatch`, and only present when non-empty;
  * - the answer is bounded whatever the mutator returns: at most WARNINGS_MAX warnings of at
  *   most WARNING_CHARS_MAX characters, then "and N more"; nothing in the review (odd types,
@@ -58,9 +60,26 @@ export interface MutateResult {
   readonly deny?: string;
 }
 
+/**
+ * What a mutator that throws means, named as the API server's own webhook setting: `Ignore`
+ * allows the pod unchanged with a warning, `Fail` denies it (code 500) with the error's message.
+ */
+export type MutatorFailurePolicy = 'Ignore' | 'Fail';
+
 export interface AdmissionOptions {
-  /** Compute the patch for a pod. Throwing allows the pod unchanged, with a warning. */
+  /** Compute the patch for a pod. Throwing allows the pod unchanged (or denies it, see failurePolicy). */
   mutate(pod: V1Pod, request: AdmissionRequest): readonly JsonPatchOp[] | MutateResult;
+  /** Default `Ignore`. */
+  failurePolicy?: MutatorFailurePolicy;
+}
+
+/** Throws naming the option when `options` cannot work (a missing mutator, an unknown failure policy). */
+export function checkAdmissionOptions(options: AdmissionOptions): void {
+  if (typeof options?.mutate !== 'function') throw new TypeError('admission options: mutate must be a function (pod, request) => ops');
+  const policy: unknown = options.failurePolicy;
+  if (policy !== undefined && policy !== 'Ignore' && policy !== 'Fail') {
+    throw new TypeError(`admission options: failurePolicy must be "Ignore" or "Fail", got ${JSON.stringify(policy)}`);
+  }
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -132,7 +151,9 @@ export function handleAdmissionReview(body: unknown, options: AdmissionOptions):
     }
     return review(response);
   } catch (err) {
-    return review({ uid, allowed: true, warnings: boundWarnings([`podlife: pod left unchanged: ${err instanceof Error ? err.message : describe(err)}`]) });
+    const why = err instanceof Error ? err.message : describe(err);
+    if (options.failurePolicy === 'Fail') return review({ uid, allowed: false, status: { code: 500, message: clipWarning(`mutation failed: ${why}`) } });
+    return review({ uid, allowed: true, warnings: boundWarnings([`podlife: pod left unchanged: ${why}`]) });
   }
 }
 
@@ -170,6 +191,7 @@ export interface AdmissionHandlerOptions extends AdmissionOptions {
 const JSON_TYPE = 'application/json';
 
 export function createAdmissionHandler(options: AdmissionHandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  checkAdmissionOptions(options);
   const maxBody = options.maxBodyBytes ?? 1024 * 1024;
   const timeoutMs = options.timeoutMs ?? 10_000;
   return (req, res) => {

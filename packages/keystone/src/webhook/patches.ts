@@ -10,6 +10,9 @@
  * - every builder that writes lifecycle annotations also sets the label `podlife.dev/managed:
  *   "true"` (`managedLabelOps`), so a controller that watches only labelled pods sees the pod;
  * - only the primary key is written, never the KEP-2872 alias;
+ * - `injectContainerOps` adds a container and marks it in one patch: the marks are checked
+ *   against the pod as the patch leaves it, and labels the patch sets (managed, and the webhook
+ *   opt-in when asked) share one op when the pod has none, so no op overwrites another;
  * - native conversion moves `sidecar` containers to the front of `initContainers`, in spec
  *   order, with `restartPolicy: Always`; `auto` converts only when every node's kubelet is
  *   >= 1.29; invalid lifecycle annotations are never "fixed" by a conversion.
@@ -18,6 +21,7 @@ import type { V1Container, V1Node, V1Pod } from '@kubernetes/client-node';
 import { InvalidAnnotationError, jsonPointer, type JsonPatchOp } from '@podlife/core';
 import {
   Annotation,
+  CONTAINER_ROLES,
   ManagedLabel,
   hasManagedLabel,
   formatStopSpec,
@@ -28,6 +32,9 @@ import {
   type StopSpec,
 } from '../annotations.js';
 import { nodesSupportNativeSidecars } from '../kubelet-version.js';
+
+// What every builder here returns: re-exported so an injector can name it with keystone alone.
+export type { JsonPatchOp };
 
 /**
  * Ops setting several annotations at once (one op creating the map when the pod has none), and
@@ -45,8 +52,29 @@ export function lifecycleAnnotationOps(pod: V1Pod, entries: Readonly<Record<stri
 /** Ops setting `podlife.dev/managed: "true"` (creating `/metadata/labels` when absent); none when already set. */
 export function managedLabelOps(pod: V1Pod): JsonPatchOp[] {
   if (hasManagedLabel(pod.metadata?.labels)) return [];
-  if (!pod.metadata?.labels) return [{ op: 'add', path: '/metadata/labels', value: { [ManagedLabel.key]: ManagedLabel.value } }];
-  return [{ op: 'add', path: jsonPointer('metadata', 'labels', ManagedLabel.key), value: ManagedLabel.value }];
+  return labelOps(pod, { [ManagedLabel.key]: ManagedLabel.value });
+}
+
+/** The label that sends a pod to podlife's own webhook (its objectSelector), and its value. */
+export const WEBHOOK_OPT_IN_LABEL = 'podlife.dev/admission';
+export const WEBHOOK_OPT_IN_VALUE = 'enabled';
+
+/**
+ * Ops setting `podlife.dev/admission: enabled`, so that podlife's webhook (later in the same
+ * admission) may convert the pod's sidecars to native ones; none when already set. On a pod
+ * without labels, combine it with other label ops through `injectContainerOps`'s `webhookOptIn`.
+ */
+export function webhookOptInOps(pod: V1Pod): JsonPatchOp[] {
+  return labelOps(pod, { [WEBHOOK_OPT_IN_LABEL]: WEBHOOK_OPT_IN_VALUE });
+}
+
+/** Ops setting labels the pod does not already carry with that value; one op when it has no labels. */
+function labelOps(pod: V1Pod, labels: Readonly<Record<string, string>>): JsonPatchOp[] {
+  const current = pod.metadata?.labels;
+  const missing = Object.keys(labels).filter((k) => current?.[k] !== labels[k]);
+  if (missing.length === 0) return [];
+  if (!current) return [{ op: 'add', path: '/metadata/labels', value: Object.fromEntries(missing.map((k) => [k, labels[k]])) }];
+  return missing.map((k) => ({ op: 'add', path: jsonPointer('metadata', 'labels', k), value: labels[k] }));
 }
 
 function requireContainer(pod: V1Pod, container: string, key: string, value: string): void {
@@ -86,14 +114,57 @@ export function markContainerOps(
   mark: { role: ContainerRole; stop?: StopSpec | string },
   options: LifecycleOptions = {},
 ): JsonPatchOp[] {
+  return lifecycleAnnotationOps(pod, markEntries(pod, container, mark, options));
+}
+
+function markEntries(pod: V1Pod, container: string, mark: { role: ContainerRole; stop?: StopSpec | string }, options: LifecycleOptions): Record<string, string> {
+  if (!CONTAINER_ROLES.includes(mark.role)) throw new InvalidAnnotationError(roleKey(container), String(mark.role), `role must be one of ${CONTAINER_ROLES.join(', ')}`);
   requireContainer(pod, container, roleKey(container), mark.role);
   const entries: Record<string, string> = { [roleKey(container)]: mark.role };
   if (mark.stop !== undefined) {
     const key = stopKey(container);
     entries[key] = typeof mark.stop === 'string' ? formatStopSpec(parseStopSpec(mark.stop, key, options)) : formatStopSpec(mark.stop);
   }
-  return lifecycleAnnotationOps(pod, entries);
+  return entries;
 }
+
+export interface InjectContainerOptions extends LifecycleOptions {
+  /** Also set `podlife.dev/admission: enabled` (see webhookOptInOps). Default false. */
+  webhookOptIn?: boolean;
+}
+
+/**
+ * Ops that add `container` to `spec.containers` and mark it (role, and stop spec when given), for
+ * an injector whose own patch brings the container: `markContainerOps` on the incoming pod
+ * throws, because the container is not there yet. Throws (before any op is built) when the
+ * container has no valid name, when the pod already has a container of that name, or when the
+ * stop spec is invalid.
+ */
+export function injectContainerOps(
+  pod: V1Pod,
+  container: V1Container,
+  mark: { role: ContainerRole; stop?: StopSpec | string },
+  options: InjectContainerOptions = {},
+): JsonPatchOp[] {
+  const name = container?.name;
+  if (typeof name !== 'string' || !DNS_LABEL.test(name)) {
+    throw new Error(`injectContainerOps: container name ${JSON.stringify(name)} is not a DNS label (lower case letters, digits and '-', at most 63)`);
+  }
+  const spec = pod.spec;
+  const clash = [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])].some((c) => c.name === name);
+  if (clash) throw new Error(`injectContainerOps: the pod already has a container named "${name}"`);
+  const after: V1Pod = { ...pod, spec: { ...spec, containers: [...(spec?.containers ?? []), container] } };
+  const entries = markEntries(after, name, mark, options);
+  const annotations: JsonPatchOp[] = !pod.metadata?.annotations
+    ? [{ op: 'add', path: '/metadata/annotations', value: entries }]
+    : Object.keys(entries).map((key) => ({ op: 'add', path: jsonPointer('metadata', 'annotations', key), value: entries[key] }));
+  const labels: Record<string, string> = { [ManagedLabel.key]: ManagedLabel.value };
+  if (options.webhookOptIn) labels[WEBHOOK_OPT_IN_LABEL] = WEBHOOK_OPT_IN_VALUE;
+  const add: JsonPatchOp = spec?.containers ? { op: 'add', path: '/spec/containers/-', value: container } : { op: 'add', path: '/spec/containers', value: [container] };
+  return [add, ...annotations, ...labelOps(pod, labels)];
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 export interface NativeSidecarOptions extends LifecycleOptions {
   /** The cluster's nodes, for `auto` (no nodes means no conversion). */

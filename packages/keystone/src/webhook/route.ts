@@ -1,0 +1,33 @@
+/**
+ * An admission route for a webhook server that hands routes the raw body (the controller's
+ * `WebhookServer`, or any server of your own).
+ *
+ * Guarantees: a body that is not JSON is answered 400 naming the parse error; what
+ * `handleAdmissionReview` answers otherwise is returned as is (400 with its reason, or 200 with
+ * the review); the handler never throws. Options are checked when the route is made.
+ */
+import { checkAdmissionOptions, handleAdmissionReview, type AdmissionOptions } from './admission.js';
+
+/** What a route answers: an HTTP status and a JSON body. */
+export interface WebhookAnswer {
+  status: number;
+  body: unknown;
+}
+
+/** A route handler gets the raw body (already size-checked by the server) and answers JSON. */
+export type WebhookHandler = (body: Buffer, signal: AbortSignal) => WebhookAnswer | Promise<WebhookAnswer>;
+
+/** The route answering AdmissionReviews with `options.mutate`. */
+export function admissionRoute(options: AdmissionOptions): WebhookHandler {
+  checkAdmissionOptions(options);
+  return (body) => {
+    let review: unknown;
+    try {
+      review = JSON.parse(body.toString('utf8'));
+    } catch (err) {
+      return { status: 400, body: { error: `body is not JSON: ${(err as Error).message}` } };
+    }
+    const outcome = handleAdmissionReview(review, options);
+    return outcome.httpStatus === 200 ? { status: 200, body: outcome.review } : { status: 400, body: { error: outcome.error } };
+  };
+}
