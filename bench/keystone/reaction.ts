@@ -88,7 +88,6 @@ try {
     pods,
     config: { strategy: 'ephemeral', ephemeralImage: 'stopper:1.0', namespaces: [ns] },
   });
-  manager.add(controller);
 
   // Baseline: a plain informer in the same process sees the same writes.
   const seen = new Set<string>();

@@ -1,21 +1,25 @@
 /**
  * Embedding podlife's keystone controller in your own controller process: your Manager, your
  * metrics and health endpoints, your other controllers beside it. Runs against the cluster of the
- * current kubeconfig context:
+ * current kubeconfig context (KUBECONFIG, ~/.kube/config or in-cluster), like kubectl:
  *
- *   pnpm exec tsx --conditions=@podlife/source examples/custom-controller/main.ts
+ *     npx tsx main.ts                         # health and metrics on :8081
+ *     HEALTH_PORT=9090 npx tsx main.ts
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, Manager, createLogger } from '@podlife/core';
 import { keystoneController } from '@podlife/keystone';
 
+const port = Number(process.env.HEALTH_PORT ?? 8081);
 const kubeConfig = new KubeConfig();
 kubeConfig.loadFromDefault();
-const manager = new Manager({ client: await KubeClient.fromKubeConfig(kubeConfig), logger: createLogger('my-controller'), healthPort: 8081, metricsPort: 8081, handleSignals: true });
-manager.add(keystoneController(manager, {
+const manager = new Manager({ client: await KubeClient.fromKubeConfig(kubeConfig), logger: createLogger('my-controller'), healthPort: port, metricsPort: port, handleSignals: true });
+// The factory adds the controller to the manager (and returns it): no manager.add.
+keystoneController(manager, {
   kubeConfig, // enables the exec strategy
   config: { keystoneLimit: 2, execCommands: { drain: ['/app/drain', '--now'] }, namespaces: ['batch'] },
-}));
+});
 // ...add your own controllers to the same manager here...
 await manager.start();
+console.log(`my-controller started; health and metrics on ${manager.url('/healthz')}`);
 await manager.done;

@@ -91,7 +91,6 @@ export class ControllerApp {
         logger: opts.logger.child({ controller: 'keystone' }),
         kubeConfig: opts.kubeConfig,
       });
-      this.manager.add(this.keystone);
     }
     if (flags.controllers.includes('network-conditions')) {
       if (flags.dryRun) this.log.warn('--dry-run does not apply to network-conditions, which only writes conditions of pods that ask for them');

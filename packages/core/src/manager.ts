@@ -4,6 +4,8 @@
  *
  * Guarantees:
  * - one informer per (path, labelSelector, fieldSelector), however many controllers watch it;
+ * - a controller is added once: the same one, or another of the same name, is refused with an
+ *   error, never run twice;
  * - informers start at once (a standby replica keeps a warm cache), controllers only after
  *   every informer has synced and, with leader election, only while this replica leads;
  *   losing the lease stops the manager and rejects `done`, so the process exits and restarts
@@ -117,7 +119,21 @@ export class Manager {
     return id;
   }
 
+  /**
+   * Adds a Controller you built yourself. Factories that take the manager (`keystoneController`,
+   * `ReadinessGate.register`, ...) add what they build, so their result is never passed here.
+   * Throws when this controller, or another of the same name (names key metrics and logs), was
+   * already added.
+   */
   add(controller: Controller): void {
+    if (this.controllers.includes(controller)) {
+      throw new Error(
+        `controller "${controller.name}" is already added to this manager (factories that take the manager, such as keystoneController or ReadinessGate.register, add what they build: do not pass their result to manager.add)`,
+      );
+    }
+    if (this.controllers.some((c) => c.name === controller.name)) {
+      throw new Error(`a controller named "${controller.name}" is already added to this manager: names key metrics and logs, so give the second one another name`);
+    }
     controller.adopt(this.registry, this.log);
     this.controllers.push(controller);
     if (this.runningControllers) controller.start();

@@ -68,6 +68,24 @@ describe('Manager', () => {
     assert.equal((await fetch(`${base}/readyz`)).status, 200);
   });
 
+  describe('one way to add a controller: each is added once', () => {
+    const controller = (name: string) => new Controller({ name, reconciler: { reconcile: async () => undefined } });
+
+    it('refuses the same controller twice, saying factories add what they build', async () => {
+      const m = await manager({ healthPort: undefined, metricsPort: undefined });
+      const c = controller('gate');
+      m.add(c);
+      assert.throws(() => m.add(c), /controller "gate" is already added to this manager \(factories that take the manager.*do not pass their result to manager\.add\)/);
+    });
+
+    it('refuses a second controller of the same name', async () => {
+      const m = await manager({ healthPort: undefined, metricsPort: undefined });
+      m.add(controller('gate'));
+      assert.throws(() => m.add(controller('gate')), /a controller named "gate" is already added/);
+      m.add(controller('other'));
+    });
+  });
+
   it('serves /metrics with controller-runtime names for the controllers it runs', async () => {
     const m = await manager();
     m.add(new Controller({ name: 'pods', reconciler: { reconcile: async () => undefined }, concurrency: 2 }));

@@ -1,8 +1,9 @@
 /**
- * The keystone controller, ready to add to any Manager (the podlife-controller binary and
- * custom controllers embed the same code):
+ * The keystone controller, added to any Manager (the podlife-controller binary and custom
+ * controllers embed the same code); like every factory that takes the manager, it adds what it
+ * builds and returns it (docs/adr/0192):
  *
- *     manager.add(keystoneController(manager, { config: { keystoneLimit: 2 } }));
+ *     keystoneController(manager, { config: { keystoneLimit: 2 } });
  *
  * Guarantees:
  * - with namespace scoping it lists and watches pods per namespace only, so it needs (and is
@@ -83,5 +84,6 @@ export function keystoneController(manager: Manager, opts: KeystoneControllerOpt
   const controller = new KeystoneController(reconciler, informers, opts.concurrency ?? 16, unlabelled);
   const ours = (pod: V1Pod): string[] => (hasPodlifeAnnotation(pod.metadata?.annotations) ? [objectKey(pod)] : []);
   for (const informer of informers) controller.watch(informer, ours);
+  manager.add(controller);
   return controller;
 }

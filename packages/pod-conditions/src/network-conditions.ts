@@ -46,10 +46,14 @@ export interface NetworkConditionsOptions {
   concurrency?: number;
 }
 
-/** The network conditions module as a controller on `manager` (added to it, returned for tests). */
+/**
+ * The network conditions module as a controller on `manager` (added to it, returned for tests).
+ * Named `network-conditions`, or `network-conditions/<namespace>` when scoped, so one per
+ * namespace can share a manager.
+ */
 export function networkConditionsController(manager: Manager, opts: NetworkConditionsOptions = {}): Controller {
   return podConditionsController(manager, {
-    name: 'network-conditions',
+    name: opts.namespace ? `network-conditions/${opts.namespace}` : 'network-conditions',
     select: wantsNetworkConditions,
     compute: (pod) => ({ conditions: networkConditions(pod) }),
     ...opts,

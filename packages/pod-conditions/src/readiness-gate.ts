@@ -9,10 +9,15 @@
  *     const manager = new Manager({ client });
  *     new ReadinessGate({ conditionType: 'example.com/warm', evaluate: (pod) => isWarm(pod) }).register(manager);
  *     await manager.start();
+ *
+ * Guarantees: the condition type is checked at construction — a qualified name with a domain
+ * prefix (`example.com/warm`), never a built-in type (`Ready`, ...) nor one podlife writes
+ * (`podlife.dev/...`): a gate writing those would fight the kubelet or podlife; `register` adds
+ * the gate's controller to the manager (once: a second add is refused, docs/adr/0192).
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import type { Controller, Manager } from '@podlife/core';
-import { readinessGateTypes } from './model.js';
+import { qualifiedNameProblem, type Controller, type Manager } from '@podlife/core';
+import { PodConditionType, readinessGateTypes } from './model.js';
 import { podConditionsController, syncPodConditions } from './pod-controller.js';
 import type { Computed, PodConditionsSpec } from './pod-controller.js';
 import type { PodStatusClient } from './set-condition.js';
@@ -44,6 +49,9 @@ export class ReadinessGate {
   private readonly spec: PodConditionsSpec;
 
   constructor(opts: ReadinessGateOptions) {
+    const problem = readinessGateTypeProblem(opts?.conditionType);
+    if (problem) throw new TypeError(`ReadinessGate: conditionType ${JSON.stringify(opts?.conditionType)} ${problem}`);
+    if (typeof opts.evaluate !== 'function') throw new TypeError('ReadinessGate: evaluate must be a function (pod, signal) => verdict');
     this.conditionType = opts.conditionType;
     const type = opts.conditionType;
     this.spec = {
@@ -75,6 +83,24 @@ export class ReadinessGate {
   async sync(client: PodStatusClient, pod: V1Pod, signal: AbortSignal = new AbortController().signal): Promise<Computed | undefined> {
     return syncPodConditions(client, this.spec, pod, signal);
   }
+}
+
+const BUILT_IN: ReadonlySet<string> = new Set(Object.values(PodConditionType));
+const PODLIFE_DOMAIN = /(^|\.)podlife\.dev$/;
+
+/**
+ * Why `type` cannot be a readiness gate's condition type, or undefined when it can: it must be
+ * a qualified name with a domain prefix, and not a type Kubernetes or podlife itself writes.
+ */
+export function readinessGateTypeProblem(type: unknown): string | undefined {
+  if (typeof type !== 'string' || type.length === 0) return 'must be a non-empty string such as "example.com/warmed-up"';
+  if (BUILT_IN.has(type)) return 'is a built-in pod condition the kubelet or the control plane writes: use a type of your own domain, such as "example.com/warmed-up"';
+  const problem = qualifiedNameProblem(type);
+  if (problem) return `is not a qualified name: ${problem}`;
+  const slash = type.indexOf('/');
+  if (slash < 0) return 'has no domain prefix: name it in a domain you own, such as "example.com/' + type + '"';
+  if (PODLIFE_DOMAIN.test(type.slice(0, slash))) return 'is in the podlife.dev domain, whose conditions podlife itself writes';
+  return undefined;
 }
 
 function normalize(v: GateVerdict): { status: TriState; reason?: string; message?: string; requeueAfterMs?: number } {

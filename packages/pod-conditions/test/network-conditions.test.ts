@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { networkConditions, wantsNetworkConditions } from '../src/index.js';
+import { KubeClient, Manager } from '@podlife/core';
+import { networkConditions, networkConditionsController, wantsNetworkConditions } from '../src/index.js';
 import { pod, startedPod } from './fixtures.js';
 
 const annotated = <T extends { build(): import('@kubernetes/client-node').V1Pod }>(b: T, value = 'true') => {
@@ -42,5 +43,15 @@ describe('network conditions (DESIGN 5)', () => {
   it('gives messages that do not change with time, so unchanged pods cause no writes', () => {
     const p = annotated(startedPod().ips('10.1.0.7'));
     assert.deepEqual(networkConditions(p), networkConditions(structuredClone(p)));
+  });
+});
+
+describe('networkConditionsController names', () => {
+  it('one per namespace shares a manager (each named after its namespace); a second unscoped one is refused', () => {
+    const manager = new Manager({ client: KubeClient.fromConnection({ server: 'http://127.0.0.1:9' }) });
+    assert.equal(networkConditionsController(manager, { namespace: 'a' }).name, 'network-conditions/a');
+    assert.equal(networkConditionsController(manager, { namespace: 'b' }).name, 'network-conditions/b');
+    assert.equal(networkConditionsController(manager).name, 'network-conditions');
+    assert.throws(() => networkConditionsController(manager), /a controller named "network-conditions" is already added/);
   });
 });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { KubeClient, Manager } from '@podlife/core';
 import { ReadinessGate } from '../src/index.js';
 import { FakePodApi } from './fake-api.js';
 import { ms, startedPod } from './fixtures.js';
@@ -53,5 +54,49 @@ describe('ReadinessGate', () => {
     assert.equal((await new ReadinessGate({ conditionType: type, evaluate: () => true, resyncMs: 5000 }).sync(api, api.pod!))?.requeueAfterMs, 5000);
     const r = await new ReadinessGate({ conditionType: type, evaluate: () => ({ status: false, requeueAfterMs: 100 }), resyncMs: 5000 }).sync(api, api.pod!);
     assert.equal(r?.requeueAfterMs, 100);
+  });
+});
+
+describe('ReadinessGate: the condition type is checked at construction', () => {
+  for (const [bad, why] of [
+    ['Ready', /built-in pod condition/],
+    ['ContainersReady', /built-in pod condition/],
+    ['PodHasNetwork', /built-in pod condition/],
+    ['warmed-up', /no domain prefix: name it in a domain you own, such as "example.com\/warmed-up"/],
+    ['example.com/', /not a qualified name: name part must be non-empty/],
+    ['Example.com/warm', /not a qualified name: prefix part/],
+    ['example.com/warm up', /not a qualified name/],
+    ['a/b/c', /not a qualified name/],
+    ['podlife.dev/KeystoneFinished', /podlife\.dev domain/],
+    ['network.podlife.dev/IPv4Ready', /podlife\.dev domain/],
+    ['', /non-empty string/],
+  ] as const) {
+    it(`rejects ${JSON.stringify(bad)}`, () => {
+      assert.throws(
+        () => new ReadinessGate({ conditionType: bad, evaluate: () => true }),
+        (e: Error) => e instanceof TypeError && e.message.startsWith(`ReadinessGate: conditionType ${JSON.stringify(bad)} `) && why.test(e.message),
+      );
+    });
+  }
+  it('accepts a qualified name in a domain of your own', () => {
+    assert.equal(new ReadinessGate({ conditionType: 'lb.example.com/registered', evaluate: () => true }).conditionType, 'lb.example.com/registered');
+  });
+  it('rejects a gate without an evaluate function', () => {
+    assert.throws(() => new ReadinessGate({ conditionType: type } as never), /evaluate must be a function/);
+  });
+});
+
+describe('ReadinessGate.register adds the gate once', () => {
+  it('manager.add(gate.register(manager)) is refused, naming the duplicate', async () => {
+    const manager = new Manager({ client: KubeClient.fromConnection({ server: 'http://127.0.0.1:9' }) });
+    const gate = new ReadinessGate({ conditionType: type, evaluate: () => true });
+    const controller = gate.register(manager);
+    assert.throws(() => manager.add(controller), /controller "readiness-gate\/example\.com\/warm" is already added to this manager/);
+  });
+  it('registering the same gate twice is refused', () => {
+    const manager = new Manager({ client: KubeClient.fromConnection({ server: 'http://127.0.0.1:9' }) });
+    const gate = new ReadinessGate({ conditionType: type, evaluate: () => true });
+    gate.register(manager);
+    assert.throws(() => gate.register(manager), /a controller named "readiness-gate\/example\.com\/warm" is already added/);
   });
 });
