@@ -26,3 +26,16 @@ describe('the progress record in SidecarsStopped is never truncated', () => {
     assert.deepEqual(issuedStops(message), []);
   });
 });
+
+describe('the progress message before any stop is issued', () => {
+  it('says so instead of ending with an empty "issued: " list', () => {
+    const message = stoppingUpdate(['log-shipper'], []).condition.message ?? '';
+    assert.equal(message, 'stopping log-shipper; no stop issued yet');
+    assert.doesNotMatch(message, /issued: $/);
+    assert.deepEqual(issuedStops(message), []);
+  });
+  it('a stop that failed before any was issued reads the same way', () => {
+    const message = stopFailedUpdate(['log-shipper'], [], 'log-shipper', 'exec refused').condition.message ?? '';
+    assert.match(message, /; no stop issued yet$/);
+  });
+});
