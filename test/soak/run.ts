@@ -17,6 +17,7 @@
 import { createWriteStream, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { V1Pod } from '@kubernetes/client-node';
 import { isConflict, resourcePath, type KubeClient } from '@podlife/core';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { SCRIPT_ANNOTATION, SimulatedKubelet, type KubeletRecord } from '../support/kubelet.js';
@@ -181,6 +182,25 @@ async function jobOutcomes(soak: Soak): Promise<JobOutcome[]> {
   return soak.created.map(({ name, kind }) => ({ name, kind, result: jobResult(byName.get(name)) }));
 }
 
+/** One line per pod of a Job, as the API has it: phase, deletion, each container's state. */
+async function podStates(client: KubeClient, job: string): Promise<string> {
+  const pods = await client.get<{ items: V1Pod[] }>(resourcePath({ version: 'v1', resource: 'pods', namespace: NAMESPACE }), { labelSelector: `job-name=${job}` });
+  if (pods.items.length === 0) return 'no pod left';
+  return pods.items.map((p) => {
+    const containers = (p.status?.containerStatuses ?? []).map((c) => {
+      const t = c.state?.terminated;
+      return `${c.name} ${t ? `exited ${t.exitCode}` : c.state?.running ? 'running' : 'waiting'}`;
+    });
+    return `pod phase ${p.status?.phase ?? '?'}${p.metadata?.deletionTimestamp ? ', deleting' : ''}, ${containers.join(', ')}`;
+  }).join('; ');
+}
+
+async function finalOutcomes(soak: Soak): Promise<JobOutcome[]> {
+  const outcomes = await jobOutcomes(soak);
+  for (const o of outcomes) if (o.result === undefined) o.podState = await podStates(soak.client, o.name).catch((err: unknown) => String(err));
+  return outcomes;
+}
+
 async function drain(soak: Soak): Promise<void> {
   const end = Date.now() + DRAIN_MS;
   while (Date.now() < end) {
@@ -266,7 +286,7 @@ async function soakSimulated(options: SoakOptions, workDir: string): Promise<num
       clearInterval(progress);
     }
     const result = tally({
-      records, jobs: await jobOutcomes(soak), events: await events(cp.client), drainMs: DRAIN_MS, shutdownsMs: soak.shutdownsMs,
+      records, jobs: await finalOutcomes(soak), events: await events(cp.client), drainMs: DRAIN_MS, shutdownsMs: soak.shutdownsMs,
     });
     const components = cp.pids().length;
     console.log(`\nthe soak's own event loop was held up ${(lag.worstMs / 1000).toFixed(1)} s at worst (${clock.elapsed(lag.worstAt)})`);

@@ -17,6 +17,8 @@ export interface JobOutcome {
   kind: JobKind;
   /** From the Job's conditions; undefined while it has neither Complete nor Failed. */
   result: 'complete' | 'fail' | undefined;
+  /** What the API says of its pods at the end (phase, containers), for a Job that did not finish. */
+  podState?: string;
 }
 
 export interface EventSeen {
@@ -186,7 +188,7 @@ export function tally(input: {
   const failedAsExpected = outcome('fail', 'fail');
   const failedUnexpectedly = outcome('fail', 'complete');
   const completedUnexpectedly = outcome('complete', 'fail');
-  const unfinished = input.jobs.filter((j) => j.result === undefined).map((j) => j.name);
+  const unfinished = input.jobs.filter((j) => j.result === undefined).map((j) => `${j.name}${j.podState ? `: ${j.podState}` : ''}`);
 
   const stuck = pods.filter((p) => triggeredAt(p) !== undefined && !p.finished).map((p) => {
     const running = [...new Set([...p.kind.mains, ...p.kind.sidecars])].filter((c) => !p.exits.has(c));
