@@ -18,13 +18,13 @@ import {
   StalledWatchError,
   kubeLeaseApi,
   resourcePath,
+  sleep,
   stripManagedFields,
   type KubeClient,
   type LeaseApi,
 } from '@podlife/core';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<number> {
   const start = Date.now();

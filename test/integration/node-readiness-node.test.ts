@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { ContentType, Manager, resourcePath } from '@podlife/core';
+import { ContentType, Manager, resourcePath, sleep } from '@podlife/core';
 import type { KubeClient } from '@podlife/core';
 import { CompletedAnnotation, ManagedTaintsAnnotation, nodeReadinessController, nodeReadinessRule, rulePath } from '@podlife/node-readiness';
 import type { NodeReadinessControllers, NodeReadinessRule, NodeReadinessRuleSpec } from '@podlife/node-readiness';
@@ -22,7 +22,6 @@ import { waitFor } from '../support/wait.js';
 
 const ns = 'default';
 const podsPath = resourcePath({ version: 'v1', resource: 'pods', namespace: ns });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const scheduledOn = (p: V1Pod): boolean => Boolean(p.spec?.nodeName);
 const running = (p: V1Pod): boolean => p.status?.phase === 'Running' && (p.status.containerStatuses ?? []).every((c) => c.state?.running);

@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import type { V1NodeCondition } from '@kubernetes/client-node';
-import { ApiError, ContentType, Manager } from '@podlife/core';
+import { ApiError, ContentType, Manager, sleep } from '@podlife/core';
 import type { KubeClient } from '@podlife/core';
 import {
   CleanupFinalizer,
@@ -25,7 +25,6 @@ import { sharedControlPlane } from '../support/control-plane.js';
 import { getNode, hasTaint, installRuleCrd, nodeCondition, nodePath, setNodeConditions } from '../support/node-readiness.js';
 import { waitFor } from '../support/wait.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const condition = (type: string, status: string): V1NodeCondition => nodeCondition(type, status);
 const setConditions = setNodeConditions;
 

@@ -23,7 +23,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { describe, it, before, after } from 'mocha';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { Manager, resourcePath, timeMs, type KubeClient } from '@podlife/core';
+import { Manager, resourcePath, sleep, timeMs, type KubeClient } from '@podlife/core';
 import {
   NetworkConditionType,
   ReadinessGate,
@@ -51,7 +51,6 @@ function podlife(kubeconfig: string, args: string[]): Promise<{ code: number; st
   });
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const podPath = (namespace: string, name?: string): string => resourcePath({ version: 'v1', resource: 'pods', namespace, name });
 
 /** Polls the pod until `ok` holds; fails with the last status seen. */

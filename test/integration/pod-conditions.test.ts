@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it, before, after } from 'mocha';
 import type { V1Pod } from '@kubernetes/client-node';
-import { resourcePath, type KubeClient } from '@podlife/core';
+import { resourcePath, sleep, type KubeClient } from '@podlife/core';
 import {
   PodWaitError,
   podCondition,
@@ -37,7 +37,6 @@ function podlife(kubeconfig: string, args: string[]): Promise<{ code: number; st
 
 const gateType = 'example.com/warm';
 const podPath = (namespace: string, name?: string): string => resourcePath({ version: 'v1', resource: 'pods', namespace, name });
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function podSpec(name: string, opts: { gate?: boolean; script?: PodScript; annotations?: Record<string, string> } = {}): V1Pod {
   return {

@@ -9,11 +9,10 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it, before, after } from 'mocha';
 import { KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { ApiError, ContentType, Informer, KubeClient, resourcePath, stripManagedFields } from '@podlife/core';
+import { ApiError, ContentType, Informer, KubeClient, resourcePath, sleep, stripManagedFields } from '@podlife/core';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { startHoldingProxy, type HoldingProxy } from '../support/throttle-proxy.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const start = Date.now();

@@ -61,6 +61,14 @@ export function kubeEventSink(client: KubeClient): EventSink {
   };
 }
 
+/**
+ * What a reconciler needs to post an Event: `EventRecorder` has this shape, and a test can stub it.
+ * `event()` must not reject for a failure to write (Events are best effort).
+ */
+export interface EventRecorderLike {
+  event(regarding: KubeObject, type: EventType, reason: string, note: string, action?: string): Promise<void>;
+}
+
 export interface EventRecorderOptions {
   client?: KubeClient;
   /** reportingController, e.g. `podlife.dev/controller`. */
@@ -90,7 +98,7 @@ interface Series {
 const NOTE_MAX_BYTES = 1024;
 const FIELD_MAX = 128;
 
-export class EventRecorder {
+export class EventRecorder implements EventRecorderLike {
   private readonly sink: EventSink;
   private readonly controller: string;
   private readonly instance: string;

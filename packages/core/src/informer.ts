@@ -25,6 +25,7 @@ import { isGone, type KubeClient } from './client.js';
 import { StringTable } from './intern.js';
 import { silentLogger, type Logger } from './log.js';
 import { Store, objectKey, type KubeObject } from './store.js';
+import { sleep } from './time.js';
 import { isInitialEventsEnd, kubeListWatch, refusesStreamingList, type ListWatchTransport, type WatchEvent } from './watch.js';
 
 export interface InformerOptions<T> {
@@ -430,14 +431,3 @@ function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}

@@ -14,7 +14,7 @@
  */
 import { isConflict, isNotFound, resourcePath, type KubeClient } from './client.js';
 import { silentLogger, type Logger } from './log.js';
-import { timeMs, type Time } from './time.js';
+import { sleep, timeMs, type Time } from './time.js';
 
 /** A Lease as it travels on the wire (MicroTime fields are RFC 3339 strings with microseconds). */
 export interface LeaseObject {
@@ -271,15 +271,3 @@ export class LeaderElector {
   }
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}

@@ -3,6 +3,7 @@ import { describe, it, afterEach } from 'mocha';
 import { Registry } from 'prom-client';
 import { Controller, type ReconcileResult, type Reconciler } from '../src/controller.js';
 import { Informer } from '../src/informer.js';
+import { sleep } from '../src/time.js';
 import { FakeTransport, obj, type TestObject } from './support/fake-transport.js';
 import { until } from './support/until.js';
 
@@ -17,7 +18,6 @@ function controller(reconcile: Reconciler['reconcile'], opts: { concurrency?: nu
   return c;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('Controller', () => {
   it('retries a failing key with growing delays and forgets its backoff once it succeeds', async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { timeMs, wireTime } from '@podlife/core';
+import { sleep, timeMs, wireTime } from '@podlife/core';
 
 describe('time: wire timestamps and Dates read alike', () => {
   it('reads an RFC 3339 string and a Date to the same milliseconds', () => {
@@ -11,5 +11,24 @@ describe('time: wire timestamps and Dates read alike', () => {
   });
   it('truncates written times to whole seconds, as metav1.Time marshals them', () => {
     assert.equal(wireTime(1_700_000_000_999).toISOString(), '2023-11-14T22:13:20.000Z');
+  });
+});
+
+describe('sleep: a wait an abort cuts short', () => {
+  it('resolves false once the time has passed', async () => {
+    const start = performance.now();
+    assert.equal(await sleep(20), false);
+    assert.ok(performance.now() - start >= 19);
+  });
+  it('resolves true at once when the signal has already aborted', async () => {
+    const start = performance.now();
+    assert.equal(await sleep(10_000, AbortSignal.abort()), true);
+    assert.ok(performance.now() - start < 1_000);
+  });
+  it('resolves true when the signal aborts during the wait', async () => {
+    const abort = new AbortController();
+    const waiting = sleep(10_000, abort.signal);
+    setTimeout(() => abort.abort(), 5);
+    assert.equal(await waiting, true);
   });
 });

@@ -15,7 +15,7 @@
  *   `sidecar` role and stop keys, so a pod converted at admission stays valid.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { InvalidAnnotationError, clipText } from '@podlife/core';
+import { InvalidAnnotationError, clipText, dns1123LabelProblem, parseEnumAnnotation } from '@podlife/core';
 
 export const Annotation = {
   RolePrefix: 'role.podlife.dev/',
@@ -164,7 +164,7 @@ export function parseStopSpec(value: string, key: string, options: LifecycleOpti
       return { kind: 'http', port, path };
     }
     case 'exec': {
-      if (!isCommandName(arg)) {
+      if (dns1123LabelProblem(arg) !== undefined) {
         throw new InvalidAnnotationError(key, value, 'exec stop spec is exec:<name>, a command named in the controller configuration (lowercase letters, digits, "-")');
       }
       if (options.execCommands && !Object.hasOwn(options.execCommands, arg)) {
@@ -209,31 +209,8 @@ function isSafePath(path: string): boolean {
   return true;
 }
 
-function isCommandName(name: string): boolean {
-  if (name.length === 0 || name.length > 63) return false;
-  for (let i = 0; i < name.length; i++) {
-    const c = name.charCodeAt(i);
-    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 122) || c === 45)) return false;
-  }
-  return name.charCodeAt(0) !== 45 && name.charCodeAt(name.length - 1) !== 45;
-}
-
 function isNativeSidecar(c: V1Container): boolean {
   return c.restartPolicy === 'Always';
-}
-
-function parseEnum<T extends string>(
-  annotations: Record<string, string>,
-  key: string,
-  allowed: readonly T[],
-  fallback: T,
-  errors: InvalidAnnotationError[],
-): T {
-  if (!Object.hasOwn(annotations, key)) return fallback;
-  const value = annotations[key];
-  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
-  errors.push(new InvalidAnnotationError(key, typeof value === 'string' ? value : undefined, `must be one of ${allowed.map((v) => `"${v}"`).join(', ')}`));
-  return fallback;
 }
 
 /** At most this many problems are listed; the rest are counted (`omitted`). */
@@ -271,6 +248,15 @@ class Problems {
   push(error: InvalidAnnotationError): void {
     if (this.errors.length < REPORTED_PROBLEMS_MAX) this.errors.push(error);
     else this.omitted++;
+  }
+  /** An enumerated pod-level option (core's `parseEnumAnnotation`); `fallback` when it is bad, the problem recorded. */
+  option<T extends string>(annotations: Record<string, string>, key: string, allowed: readonly T[], fallback: T): T {
+    try {
+      return parseEnumAnnotation(annotations, key, allowed, fallback);
+    } catch (err) {
+      this.push(err instanceof InvalidAnnotationError ? err : new InvalidAnnotationError(key, undefined, String(err)));
+      return fallback;
+    }
   }
 }
 
@@ -387,11 +373,10 @@ export function readLifecycle(pod: V1Pod, options: LifecycleOptions = {}): Lifec
     roleKeys[i] ??= key;
   }
 
-  const enumErrors: InvalidAnnotationError[] = [];
-  const onKeystoneExit = parseEnum(map as Record<string, string>, Annotation.OnKeystoneExit, ON_KEYSTONE_EXIT, 'StopContainers', enumErrors);
-  const completion = parseEnum(map as Record<string, string>, Annotation.Completion, COMPLETION_MODES, 'containers', enumErrors);
-  const nativeSidecarsMode = parseEnum(map as Record<string, string>, Annotation.NativeSidecars, NATIVE_SIDECARS_MODES, 'auto', enumErrors);
-  for (const e of enumErrors) problems.push(e);
+  const options_ = map as Record<string, string>;
+  const onKeystoneExit = problems.option(options_, Annotation.OnKeystoneExit, ON_KEYSTONE_EXIT, 'StopContainers');
+  const completion = problems.option(options_, Annotation.Completion, COMPLETION_MODES, 'containers');
+  const nativeSidecarsMode = problems.option(options_, Annotation.NativeSidecars, NATIVE_SIDECARS_MODES, 'auto');
 
   const limit = options.keystoneLimit ?? 1;
   let keystones = 0;

@@ -5,6 +5,7 @@ export * from './config.js';
 export * from './kubelet-version.js';
 export * from './stop-containers.js';
 export * from './strategies/api.js';
+export * from './strategies/commands.js';
 export * from './strategies/exec.js';
 export * from './strategies/ephemeral.js';
 export * from './strategies/delete.js';

@@ -26,6 +26,7 @@ import {
   setCondition,
   silentLogger,
   splitKey,
+  type EventRecorderLike,
   type KubeClient,
   type KubeObject,
   type Logger,
@@ -41,16 +42,11 @@ import { actOn, progressUpdates, reportEvent, type ActionReport } from './strate
 import { createPodApi, type PodApi, type PodExecApi } from './strategies/api.js';
 import { keepLifecycleFields } from './transform.js';
 
-/** Where Events go: core's EventRecorder has this shape. */
-export interface EventSink {
-  event(regarding: KubeObject, type: 'Normal' | 'Warning', reason: string, note: string, action?: string): Promise<void>;
-}
-
 export interface KeystoneReconcilerOptions {
   client: KubeClient;
   /** Reads a pod from the informer cache by "namespace/name". */
   getPod(key: string): V1Pod | undefined;
-  events?: EventSink;
+  events?: EventRecorderLike;
   /** pods/exec transport; without one the exec strategy is skipped (ephemeral only). */
   exec?: PodExecApi;
   /** Replaces the REST actuator API (tests and benchmarks observe actions through it). */

@@ -1,12 +1,8 @@
 /**
- * The slice of core's EventRecorder node-readiness needs, so reconcilers can be tested with a stub.
+ * The Events node-readiness posts: their reasons, and `emit`, which posts one.
  * Guarantees: an Event failing to post never fails a reconcile (Events are best effort).
  */
-import type { KubeObject } from '@podlife/core';
-
-export interface EventRecorderLike {
-  event(regarding: KubeObject, type: 'Normal' | 'Warning', reason: string, note: string, action?: string): Promise<void>;
-}
+import type { EventRecorderLike, EventType, KubeObject } from '@podlife/core';
 
 export const Reasons = {
   TaintAdded: 'ReadinessTaintAdded',
@@ -23,7 +19,7 @@ export const Reasons = {
 } as const;
 
 /** Posts an Event without letting its failure escape. */
-export function emit(sink: EventRecorderLike | undefined, regarding: KubeObject, type: 'Normal' | 'Warning', reason: string, note: string, action?: string): void {
+export function emit(sink: EventRecorderLike | undefined, regarding: KubeObject, type: EventType, reason: string, note: string, action?: string): void {
   if (!sink) return;
   sink.event(regarding, type, reason, note.slice(0, 1000), action).catch(() => undefined);
 }

@@ -15,19 +15,14 @@
  */
 import type { V1Node } from '@kubernetes/client-node';
 import { ApiError, ContentType, isNotFound, resourcePath } from '@podlife/core';
-import type { KubeClient, Logger } from '@podlife/core';
+import type { EventRecorderLike, KubeClient, Logger, ReconcileResult } from '@podlife/core';
 import { evaluateNode } from './evaluate.js';
 import type { TaintChange } from './evaluate.js';
 import { Reasons, emit } from './events.js';
-import type { EventRecorderLike } from './events.js';
 import type { Fleet } from './fleet.js';
 import type { NodeReadinessMetrics } from './metrics.js';
 import { ZeroConfigSource } from './names.js';
 import { planNodePatch } from './node-patch.js';
-
-export interface ReconcileOutcome {
-  requeueAfterMs?: number;
-}
 
 export interface NodeReconcilerOptions {
   client: KubeClient;
@@ -68,7 +63,7 @@ export class NodeReconciler {
     this.now = opts.now ?? Date.now;
   }
 
-  async reconcile(name: string): Promise<ReconcileOutcome> {
+  async reconcile(name: string): Promise<ReconcileResult> {
     const { fleet, metrics } = this.opts;
     if (!fleet.synced()) return { requeueAfterMs: notSyncedRetryMs };
     const node = fleet.nodes.get(name);

@@ -10,13 +10,11 @@
  * - status carries counts only, and is written only when it changed.
  */
 import { ContentType, isConflict, isNotFound, resourcePath, setCondition } from '@podlife/core';
-import type { ConditionLike, KubeClient, Logger } from '@podlife/core';
+import type { ConditionLike, EventRecorderLike, KubeClient, Logger, ReconcileResult } from '@podlife/core';
 import { Reasons, emit } from './events.js';
-import type { EventRecorderLike } from './events.js';
 import type { Fleet } from './fleet.js';
 import type { NodeReadinessMetrics } from './metrics.js';
 import { CleanupFinalizer, RuleGroup, RuleResource, RuleVersion } from './names.js';
-import type { ReconcileOutcome } from './node-reconciler.js';
 import { isStaleWrite } from './node-reconciler.js';
 import { readManagedTaints } from './ownership.js';
 import type { NodeReadinessRule, NodeReadinessRuleStatus } from './rule.js';
@@ -52,7 +50,7 @@ export class RuleReconciler {
     this.now = opts.now ?? Date.now;
   }
 
-  async reconcile(name: string): Promise<ReconcileOutcome> {
+  async reconcile(name: string): Promise<ReconcileResult> {
     const { fleet } = this.opts;
     if (!fleet.synced()) return { requeueAfterMs: 250 };
     const rule = fleet.rules.get(name);
@@ -75,7 +73,7 @@ export class RuleReconciler {
     return { requeueAfterMs: this.opts.statusResyncMs ?? 10_000 };
   }
 
-  private async cleanUp(rule: NodeReadinessRule, finalizers: string[]): Promise<ReconcileOutcome> {
+  private async cleanUp(rule: NodeReadinessRule, finalizers: string[]): Promise<ReconcileResult> {
     const name = rule.metadata?.name ?? '';
     if (!finalizers.includes(CleanupFinalizer)) return {};
     const holding = this.opts.fleet.nodes.list().filter((n) => [...readManagedTaints(n).values()].includes(name));

@@ -1,10 +1,10 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { ApiError, Store } from '@podlife/core';
-import type { KubeClient, KubeObject } from '@podlife/core';
+import type { EventRecorderLike, KubeClient, KubeObject } from '@podlife/core';
 import { Registry } from 'prom-client';
 import sinon from 'sinon';
 import { Fleet, nodeReadinessMetrics } from '../src/index.js';
-import type { CacheView, EventRecorderLike, NodeReadinessRule } from '../src/index.js';
+import type { CacheView, NodeReadinessRule } from '../src/index.js';
 
 export function cache<T extends KubeObject>(objects: T[], synced = true): CacheView<T> & { store: Store<T>; synced: boolean } {
   const store = Store.of(objects);

@@ -7,7 +7,7 @@
  * fits the terminal (80 columns when unknown); `-o wide` is the same text unfitted.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { isNotFound, resourcePath } from '@podlife/core';
+import { isNotFound, resourcePath, sleep } from '@podlife/core';
 import type { KubeClient } from '@podlife/core';
 import { podExplanation, renderExplanation } from '@podlife/pod-conditions';
 import type { PodEvent, PodExplanation } from '@podlife/pod-conditions';
@@ -92,13 +92,3 @@ export async function runExplain(args: ExplainArgs, out: Output, signal?: AbortS
   }
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve(true);
-    const timer = setTimeout(() => resolve(false), ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve(true);
-    }, { once: true });
-  });
-}

@@ -13,6 +13,7 @@
  * (DESIGN 7). The file is mounted from a ConfigMap the admin controls.
  */
 import type { V1SecurityContext } from '@kubernetes/client-node';
+import { dns1123LabelProblem } from '@podlife/core';
 import { parseDocument } from 'yaml';
 
 /** How sidecars are stopped when the kubelet does not own them (DESIGN 3.3). */
@@ -84,9 +85,6 @@ function securityContextProblem(sc: unknown): { field: string; message: string }
   return undefined;
 }
 
-const commandName = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
 /** Parses and validates the YAML text of a configuration file. */
 export function parseConfig(text: string): ConfigResult {
   const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
@@ -114,7 +112,7 @@ export function validateConfig(raw: Record<string, unknown>): ConfigResult {
     else {
       for (const [name, argv] of Object.entries(raw.execCommands)) {
         const field = `execCommands.${name}`;
-        if (!commandName.test(name) || name.length > 63) {
+        if (dns1123LabelProblem(name) !== undefined) {
           problem(field, 'name must be lowercase letters, digits and "-" (at most 63), as used in "exec:<name>"');
           continue;
         }
@@ -208,7 +206,7 @@ export function validateConfig(raw: Record<string, unknown>): ConfigResult {
 
 /** Why a string is not a namespace name (a DNS-1123 label), or undefined when it is one. */
 export function namespaceProblem(ns: string): string | undefined {
-  if (ns.length === 0 || ns.length > 63 || !dns1123Label.test(ns)) {
+  if (dns1123LabelProblem(ns) !== undefined) {
     return `"${ns}" is not a namespace name (lowercase letters, digits and "-", at most 63)`;
   }
   return undefined;

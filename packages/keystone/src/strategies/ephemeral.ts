@@ -6,9 +6,8 @@
  * - the image and the securityContext come from the controller configuration only, never from
  *   the pod; by default the container is restricted-profile compatible (RESTRICTED_STOP_CONTEXT).
  *   The one thing a signal stop takes from the target is its declared non-root uid (0093);
- * - `targetContainerName` is the sidecar, so the signal reaches the sidecar's PID 1 (through
- *   SIGNAL_SCRIPT, which exits NO_HANDLER_EXIT when PID 1 cannot receive it from inside) and
- *   127.0.0.1 is the pod's loopback (a constant sh+nc script that never follows a redirect);
+ * - `targetContainerName` is the sidecar, so the command (`ephemeralCommand`, commands.ts) reaches
+ *   the sidecar's PID 1 and 127.0.0.1 is the pod's loopback;
  * - idempotent: the container name is deterministic per (container, plain|kill), and a pod
  *   that already has it is reported `already` without a second request;
  * - never throws: API errors are returned in the attempt.
@@ -17,20 +16,9 @@ import type { V1Container, V1EphemeralContainer, V1Pod, V1SecurityContext } from
 import type { StopSpec } from '../annotations.js';
 import type { PodApi } from './api.js';
 import { podRef } from './api.js';
+import { ephemeralCommand } from './commands.js';
 import type { StopAttempt } from './exec.js';
-import { postScriptArgv, signalScriptArgv } from './exec.js';
 import { ephemeralName } from '../stop-containers.js';
-
-export function ephemeralCommand(spec: StopSpec): string[] | undefined {
-  switch (spec.kind) {
-    case 'signal':
-      return signalScriptArgv(spec.signal, { linger: true });
-    case 'http':
-      return postScriptArgv(spec.port, spec.path);
-    case 'exec':
-      return undefined; // named commands run inside the container itself
-  }
-}
 
 /**
  * The default securityContext of a stop container: what Pod Security "restricted" requires
