@@ -6,8 +6,7 @@
  * - controllers act only while this replica leads (with `--leader-elect`); the webhook and the
  *   caches serve on every replica, so a standby answers admission and takes over warm;
  * - `stop()` shuts down in order — webhook (no new admissions), controllers (in-flight
- *   reconciles and stop sequences end), lease released, informers, events flushed — and is
- *   idempotent; `done` rejects when leadership is lost, so the process restarts clean.
+ *   reconciles end), lease released, informers, events flushed — and is idempotent; `done` rejects when leadership is lost, so the process restarts clean.
  */
 import os from 'node:os';
 import type { KubeConfig, V1Node } from '@kubernetes/client-node';

@@ -287,141 +287,219 @@ function describeNames(names: readonly string[]): string {
   return names.length > NAMES_SHOWN ? `${shown} and ${names.length - NAMES_SHOWN} more` : shown;
 }
 
+/** The parts of a pod spec the contract reads, whatever the object holds. */
+interface SpecView {
+  readonly containers?: unknown;
+  readonly initContainers?: unknown;
+  readonly shareProcessNamespace?: unknown;
+}
+
+/** The pod's annotations when they are a mapping (an AdmissionReview may hold anything). */
+function annotationsOf(pod: V1Pod): Record<string, unknown> | undefined {
+  const annotations = (pod as { metadata?: { annotations?: unknown } } | null | undefined)?.metadata?.annotations;
+  if (typeof annotations !== 'object' || annotations === null || Array.isArray(annotations)) return undefined;
+  return annotations as Record<string, unknown>;
+}
+
+function specOf(pod: V1Pod): SpecView {
+  const spec = (pod as { spec?: unknown }).spec;
+  return typeof spec === 'object' && spec !== null ? (spec as SpecView) : {};
+}
+
+/** Which prefix of the per-container keys `key` carries, if any. */
+function containerKeyPrefix(key: string): string | undefined {
+  if (key.startsWith(Annotation.RolePrefix)) return Annotation.RolePrefix;
+  if (key.startsWith(Annotation.AliasPrefix)) return Annotation.AliasPrefix;
+  if (key.startsWith(Annotation.StopPrefix)) return Annotation.StopPrefix;
+  return undefined;
+}
+
+/** A per-container key names a native sidecar (an init container with restartPolicy Always). */
+const NATIVE = -1;
+
+/** Finds the container a per-container key names, in spec.containers or among the native sidecars. */
+class ContainerLookup {
+  readonly names: string[];
+  private readonly index: NameIndex;
+  private readonly nativeNames: Set<string>;
+  private readonly initNames: string[];
+  private initIndex: Set<string> | undefined;
+
+  constructor(spec: SpecView) {
+    this.names = namesOf(spec.containers);
+    this.index = new NameIndex(this.names);
+    this.initNames = namesOf(spec.initContainers);
+    this.nativeNames = nativeNamesOf(spec.initContainers);
+  }
+
+  /** The index in spec.containers, NATIVE, or undefined with the problem recorded. */
+  find(key: string, value: string, name: string, problems: Problems): number | undefined {
+    if (name.length === 0) {
+      problems.add(key, value, () => 'names no container: the key must end with a container name');
+      return undefined;
+    }
+    const i = this.index.indexOf(name);
+    if (i >= 0) return i;
+    if (this.nativeNames.has(name)) return NATIVE;
+    this.initIndex ??= new Set(this.initNames);
+    const isInit = this.initIndex.has(name);
+    problems.add(key, value, () =>
+      isInit
+        ? `"${clipText(name, 63)}" is an init container; only spec.containers (and native sidecars) take part in the keystone lifecycle`
+        : `no container "${clipText(name, 63)}" in spec.containers (have: ${describeNames(this.names)})`,
+    );
+    return undefined;
+  }
+}
+
+/** What the per-container keys say, indexed like spec.containers; native sidecars apart. */
+class ContainerKeys {
+  readonly roles: (ContainerRole | undefined)[];
+  /** The key that set each role, for messages. */
+  readonly roleKeys: (string | undefined)[];
+  readonly stops: (StopSpec | undefined)[];
+  readonly nativeSidecars = new Set<string>();
+
+  constructor(readonly names: readonly string[]) {
+    this.roles = new Array<ContainerRole | undefined>(names.length);
+    this.roleKeys = new Array<string | undefined>(names.length);
+    this.stops = new Array<StopSpec | undefined>(names.length);
+  }
+
+  readStop(key: string, value: string, i: number, options: LifecycleOptions, problems: Problems): void {
+    try {
+      const stop = parseStopSpec(value, key, options);
+      if (i !== NATIVE) this.stops[i] = stop;
+    } catch (err) {
+      problems.push(err instanceof InvalidAnnotationError ? err : new InvalidAnnotationError(key, value, 'malformed stop spec'));
+    }
+  }
+
+  readRole(key: string, value: string, name: string, i: number, problems: Problems): void {
+    if (value !== 'keystone' && value !== 'sidecar') {
+      problems.add(key, value, () => 'role must be "keystone" or "sidecar"');
+    } else if (i === NATIVE) {
+      if (value === 'sidecar') this.nativeSidecars.add(name);
+      else problems.add(key, value, () => `"${name}" is a native sidecar (an init container with restartPolicy Always) and cannot be the keystone`);
+    } else {
+      const previous = this.roles[i];
+      if (previous !== undefined && previous !== value) {
+        problems.add(key, value, () => `conflicts with "${this.roleKeys[i]}" = "${previous}": a container has one role`);
+        return;
+      }
+      this.roles[i] = value;
+      this.roleKeys[i] ??= key;
+    }
+  }
+}
+
+/** Step 1: every role and stop key, checked against the containers it names. */
+function readContainerKeys(annotations: Record<string, unknown>, spec: SpecView, options: LifecycleOptions, problems: Problems): ContainerKeys {
+  const lookup = new ContainerLookup(spec);
+  const keys = new ContainerKeys(lookup.names);
+  for (const key in annotations) {
+    if (!Object.hasOwn(annotations, key)) continue;
+    const prefix = containerKeyPrefix(key);
+    if (prefix === undefined) continue;
+    const value = annotations[key];
+    if (typeof value !== 'string') {
+      problems.add(key, undefined, () => `the value must be a string, not ${value === null ? 'null' : typeof value}`);
+      continue;
+    }
+    const name = key.slice(prefix.length);
+    const i = lookup.find(key, value, name, problems);
+    if (i === undefined) continue;
+    if (prefix === Annotation.StopPrefix) keys.readStop(key, value, i, options, problems);
+    else keys.readRole(key, value, name, i, problems);
+  }
+  return keys;
+}
+
+type PodOptions = Pick<PodLifecycle, 'onKeystoneExit' | 'completion' | 'nativeSidecarsMode'>;
+
+/** Step 2: the pod-level options. */
+function readPodOptions(annotations: Record<string, unknown>, problems: Problems): PodOptions {
+  const map = annotations as Record<string, string>;
+  return {
+    onKeystoneExit: problems.option(map, Annotation.OnKeystoneExit, ON_KEYSTONE_EXIT, 'StopContainers'),
+    completion: problems.option(map, Annotation.Completion, COMPLETION_MODES, 'containers'),
+    nativeSidecarsMode: problems.option(map, Annotation.NativeSidecars, NATIVE_SIDECARS_MODES, 'auto'),
+  };
+}
+
+/** Step 3: at most `limit` keystones and at least one main container; answers how many keystones. */
+function checkRoles(keys: ContainerKeys, limit: number, problems: Problems): number {
+  let keystones = 0;
+  let mains = 0;
+  for (let i = 0; i < keys.names.length; i++) {
+    if (keys.roles[i] === 'keystone') {
+      keystones++;
+      if (keystones > limit) {
+        problems.add(keys.roleKeys[i] ?? '', 'keystone', () => `more keystones than allowed: at most ${limit} per pod (the controller's keystone limit)`);
+      }
+    }
+    if (keys.roles[i] !== 'sidecar') mains++;
+  }
+  if (keys.names.length > 0 && mains === 0) {
+    const firstKey = keys.roleKeys.find((k) => k !== undefined) ?? Annotation.RolePrefix;
+    problems.add(firstKey, 'sidecar', () => 'every container is marked sidecar: a pod needs at least one main container');
+  }
+  return keystones;
+}
+
+/**
+ * Step 4, for a shared PID namespace only: PID 1 is then the pod's pause process, and a signal
+ * sent "to PID 1" would take down the sandbox instead of the container. Every container a rule
+ * may stop needs a stop that is not a signal.
+ */
+function checkSharedPidStops(keys: ContainerKeys, hasKeystone: boolean, problems: Problems): void {
+  for (let i = 0; i < keys.names.length; i++) {
+    const stoppable = hasKeystone ? keys.roles[i] !== 'keystone' : keys.roles[i] === 'sidecar';
+    const stop = keys.stops[i] ?? DEFAULT_STOP;
+    if (stoppable && stop.kind === 'signal') {
+      problems.add(
+        Annotation.StopPrefix + keys.names[i],
+        keys.stops[i] ? formatStopSpec(stop) : undefined,
+        () => "with shareProcessNamespace, PID 1 is the pod's pause process, so signal stops are refused: use preset:, http: or exec: for this container",
+      );
+    }
+  }
+}
+
+/** Step 5: the reading of a pod found valid. */
+function lifecycleOf(keys: ContainerKeys, options: PodOptions): PodLifecycle {
+  const containers: ContainerLifecycle[] = new Array<ContainerLifecycle>(keys.names.length);
+  const keystones: ContainerLifecycle[] = [];
+  for (let i = 0; i < keys.names.length; i++) {
+    const role = keys.roles[i];
+    const c: ContainerLifecycle = { name: keys.names[i] as string, role: role ?? 'main', stop: keys.stops[i] ?? DEFAULT_STOP, index: i };
+    if (role === 'keystone') keystones.push(c);
+    containers[i] = c;
+  }
+  return {
+    containers,
+    keystones,
+    nativeSidecars: [...keys.nativeSidecars],
+    onKeystoneExit: options.onKeystoneExit,
+    completion: options.completion,
+    nativeSidecarsMode: options.nativeSidecarsMode,
+  };
+}
+
 /**
  * Read and validate a pod's lifecycle annotations against its spec. Never throws, whatever the
  * object holds. Work is linear in the number of annotations and containers; an invalid reading
  * lists at most `REPORTED_PROBLEMS_MAX` problems, each with a bounded message, and counts the rest.
  */
 export function readLifecycle(pod: V1Pod, options: LifecycleOptions = {}): LifecycleReading {
-  const annotations = (pod as { metadata?: { annotations?: unknown } } | null | undefined)?.metadata?.annotations;
-  if (typeof annotations !== 'object' || annotations === null || Array.isArray(annotations)) return NOT_OURS;
-  const map = annotations as Record<string, unknown>;
-  if (!hasLifecycleAnnotations(map as Record<string, string>)) return NOT_OURS;
-
-  const spec = (pod as { spec?: unknown }).spec;
-  const specObj = typeof spec === 'object' && spec !== null ? (spec as { containers?: unknown; initContainers?: unknown; shareProcessNamespace?: unknown }) : {};
-  const names = namesOf(specObj.containers);
-  const initNames = namesOf(specObj.initContainers);
-  const index = new NameIndex(names);
-  const nativeNames = nativeNamesOf(specObj.initContainers);
-  let initIndex: Set<string> | undefined;
+  const annotations = annotationsOf(pod);
+  if (!annotations || !hasLifecycleAnnotations(annotations as Record<string, string>)) return NOT_OURS;
+  const spec = specOf(pod);
   const problems = new Problems();
-  // Role per spec.containers index; native sidecars are collected apart.
-  const roles: (ContainerRole | undefined)[] = new Array<ContainerRole | undefined>(names.length);
-  const roleKeys: (string | undefined)[] = new Array<string | undefined>(names.length);
-  const stops: (StopSpec | undefined)[] = new Array<StopSpec | undefined>(names.length);
-  const nativeSidecars = new Set<string>();
-
-  for (const key in map) {
-    if (!Object.hasOwn(map, key)) continue;
-    let prefix: string;
-    if (key.startsWith(Annotation.RolePrefix)) prefix = Annotation.RolePrefix;
-    else if (key.startsWith(Annotation.AliasPrefix)) prefix = Annotation.AliasPrefix;
-    else if (key.startsWith(Annotation.StopPrefix)) prefix = Annotation.StopPrefix;
-    else continue;
-    const raw = map[key];
-    if (typeof raw !== 'string') {
-      problems.add(key, undefined, () => `the value must be a string, not ${raw === null ? 'null' : typeof raw}`);
-      continue;
-    }
-    const value = raw;
-
-    const name = key.slice(prefix.length);
-    if (name.length === 0) {
-      problems.add(key, value, () => 'names no container: the key must end with a container name');
-      continue;
-    }
-    const i = index.indexOf(name);
-    const native = i < 0 && nativeNames.has(name);
-    if (i < 0 && !native) {
-      initIndex ??= new Set(initNames);
-      const isInit = initIndex.has(name);
-      problems.add(key, value, () =>
-        isInit
-          ? `"${clipText(name, 63)}" is an init container; only spec.containers (and native sidecars) take part in the keystone lifecycle`
-          : `no container "${clipText(name, 63)}" in spec.containers (have: ${describeNames(names)})`,
-      );
-      continue;
-    }
-
-    if (prefix === Annotation.StopPrefix) {
-      try {
-        const stop = parseStopSpec(value, key, options);
-        if (i >= 0) stops[i] = stop;
-      } catch (err) {
-        problems.push(err instanceof InvalidAnnotationError ? err : new InvalidAnnotationError(key, value, 'malformed stop spec'));
-      }
-      continue;
-    }
-
-    if (value !== 'keystone' && value !== 'sidecar') {
-      problems.add(key, value, () => 'role must be "keystone" or "sidecar"');
-      continue;
-    }
-    if (i < 0) {
-      if (value === 'keystone') {
-        problems.add(key, value, () => `"${name}" is a native sidecar (an init container with restartPolicy Always) and cannot be the keystone`);
-      } else nativeSidecars.add(name);
-      continue;
-    }
-    const previous = roles[i];
-    if (previous !== undefined && previous !== value) {
-      problems.add(key, value, () => `conflicts with "${roleKeys[i]}" = "${previous}": a container has one role`);
-      continue;
-    }
-    roles[i] = value;
-    roleKeys[i] ??= key;
-  }
-
-  const options_ = map as Record<string, string>;
-  const onKeystoneExit = problems.option(options_, Annotation.OnKeystoneExit, ON_KEYSTONE_EXIT, 'StopContainers');
-  const completion = problems.option(options_, Annotation.Completion, COMPLETION_MODES, 'containers');
-  const nativeSidecarsMode = problems.option(options_, Annotation.NativeSidecars, NATIVE_SIDECARS_MODES, 'auto');
-
-  const limit = options.keystoneLimit ?? 1;
-  let keystones = 0;
-  let mains = 0;
-  for (let i = 0; i < names.length; i++) {
-    if (roles[i] === 'keystone') {
-      keystones++;
-      if (keystones > limit) {
-        problems.add(roleKeys[i] ?? '', 'keystone', () => `more keystones than allowed: at most ${limit} per pod (the controller's keystone limit)`);
-      }
-    }
-    if (roles[i] !== 'sidecar') mains++;
-  }
-  if (names.length > 0 && mains === 0) {
-    const firstKey = roleKeys.find((k) => k !== undefined) ?? Annotation.RolePrefix;
-    problems.add(firstKey, 'sidecar', () => 'every container is marked sidecar: a pod needs at least one main container');
-  }
-  if (specObj.shareProcessNamespace === true) {
-    // With a shared PID namespace, PID 1 is the pod's pause process: a signal sent "to PID 1"
-    // would take down the sandbox instead of the container.
-    const hasKeystone = keystones > 0;
-    for (let i = 0; i < names.length; i++) {
-      const stoppable = hasKeystone ? roles[i] !== 'keystone' : roles[i] === 'sidecar';
-      const stop = stops[i] ?? DEFAULT_STOP;
-      if (stoppable && stop.kind === 'signal') {
-        problems.add(
-          Annotation.StopPrefix + names[i],
-          stops[i] ? formatStopSpec(stop) : undefined,
-          () => "with shareProcessNamespace, PID 1 is the pod's pause process, so signal stops are refused: use preset:, http: or exec: for this container",
-        );
-      }
-    }
-  }
+  const keys = readContainerKeys(annotations, spec, options, problems);
+  const podOptions = readPodOptions(annotations, problems);
+  const keystones = checkRoles(keys, options.keystoneLimit ?? 1, problems);
+  if (spec.shareProcessNamespace === true) checkSharedPidStops(keys, keystones > 0, problems);
   if (problems.count > 0) return { kind: 'invalid', errors: problems.errors, omitted: problems.omitted };
-
-  const list: ContainerLifecycle[] = new Array<ContainerLifecycle>(names.length);
-  const keystoneList: ContainerLifecycle[] = [];
-  for (let i = 0; i < names.length; i++) {
-    const role = roles[i];
-    const c: ContainerLifecycle = { name: names[i] as string, role: role ?? 'main', stop: stops[i] ?? DEFAULT_STOP, index: i };
-    if (role === 'keystone') keystoneList.push(c);
-    list[i] = c;
-  }
-  return {
-    kind: 'valid',
-    lifecycle: { containers: list, keystones: keystoneList, nativeSidecars: [...nativeSidecars], onKeystoneExit, completion, nativeSidecarsMode },
-  };
+  return { kind: 'valid', lifecycle: lifecycleOf(keys, podOptions) };
 }

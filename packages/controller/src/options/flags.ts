@@ -64,110 +64,157 @@ export const usage = `Usage: podlife-controller [flags]
 
 const logLevels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
-export function parseFlags(argv: readonly string[], env: Record<string, string | undefined> = {}): FlagsResult {
-  let values: Record<string, string | boolean | string[] | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        controllers: { type: 'string' },
-        namespace: { type: 'string', multiple: true },
-        'dry-run': { type: 'boolean' },
-        'managed-pods-only': { type: 'boolean' },
-        config: { type: 'string' },
-        kubeconfig: { type: 'string' },
-        context: { type: 'string' },
-        'leader-elect': { type: 'boolean' },
-        'leader-election-namespace': { type: 'string' },
-        'leader-election-id': { type: 'string' },
-        'webhook-port': { type: 'string' },
-        'tls-cert-file': { type: 'string' },
-        'tls-key-file': { type: 'string' },
-        'metrics-port': { type: 'string' },
-        'health-port': { type: 'string' },
-        'log-level': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    return { ok: false, problems: [(err as Error).message] };
-  }
-  const problems: string[] = [];
-  const str = (k: string): string | undefined => values[k] as string | undefined;
+const flagOptions = {
+  controllers: { type: 'string' },
+  namespace: { type: 'string', multiple: true },
+  'dry-run': { type: 'boolean' },
+  'managed-pods-only': { type: 'boolean' },
+  config: { type: 'string' },
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  'leader-elect': { type: 'boolean' },
+  'leader-election-namespace': { type: 'string' },
+  'leader-election-id': { type: 'string' },
+  'webhook-port': { type: 'string' },
+  'tls-cert-file': { type: 'string' },
+  'tls-key-file': { type: 'string' },
+  'metrics-port': { type: 'string' },
+  'health-port': { type: 'string' },
+  'log-level': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
-  const controllers: ControllerName[] = [];
-  const controllersFlag = str('controllers');
-  if (controllersFlag === undefined) controllers.push(...defaultControllers);
-  else {
-    for (const name of controllersFlag.split(',').map((s) => s.trim()).filter(Boolean)) {
-      if (!(controllerNames as readonly string[]).includes(name)) {
-        problems.push(`--controllers: unknown controller "${name}"; known: ${controllerNames.join(', ')}`);
-      } else if (!controllers.includes(name as ControllerName)) controllers.push(name as ControllerName);
-    }
-    if (controllers.length === 0 && problems.length === 0) problems.push('--controllers: names at least one controller');
-  }
+type FlagName = keyof typeof flagOptions;
+type FlagValues = Partial<Record<FlagName, string | boolean | string[]>>;
 
-  const namespaces: string[] = [];
-  for (const ns of ((values.namespace as string[] | undefined) ?? []).flatMap((v) => v.split(','))) {
-    const name = ns.trim();
-    const p = namespaceProblem(name);
-    if (p) problems.push(`--namespace: ${p}`);
-    else if (!namespaces.includes(name)) namespaces.push(name);
-  }
+/** Reads typed flag values and collects problems, each naming its flag. */
+class FlagReader {
+  readonly problems: string[] = [];
+  constructor(private readonly values: FlagValues) {}
 
-  const port = (flag: string, fallback: number | undefined, zeroIsOff: boolean): number | undefined => {
-    const v = str(flag);
+  string(flag: FlagName): string | undefined {
+    return this.values[flag] as string | undefined;
+  }
+  strings(flag: FlagName): string[] {
+    return (this.values[flag] as string[] | undefined) ?? [];
+  }
+  bool(flag: FlagName): boolean {
+    return this.values[flag] === true;
+  }
+  problem(flag: string, message: string): void {
+    this.problems.push(`--${flag}: ${message}`);
+  }
+  /** A port number; `fallback` when absent or bad; with `zeroIsOff`, 0 turns the server off (undefined). */
+  port(flag: FlagName, fallback: number | undefined, zeroIsOff: boolean): number | undefined {
+    const v = this.string(flag);
     if (v === undefined) return fallback;
     const n = Number(v);
     if (!/^\d+$/.test(v) || n > 65535 || (!zeroIsOff && n === 0)) {
-      problems.push(`--${flag}: "${v}" is not a port number (${zeroIsOff ? '0' : '1'}-65535)`);
+      this.problem(flag, `"${v}" is not a port number (${zeroIsOff ? '0' : '1'}-65535)`);
       return fallback;
     }
     return zeroIsOff && n === 0 ? undefined : n;
-  };
-  const webhookPort = port('webhook-port', undefined, false);
-  const metricsPort = port('metrics-port', 8080, true);
-  const healthPort = port('health-port', 8081, true);
-
-  const tlsCertFile = str('tls-cert-file');
-  const tlsKeyFile = str('tls-key-file');
-  if (webhookPort !== undefined && (!tlsCertFile || !tlsKeyFile)) {
-    problems.push('--webhook-port: needs --tls-cert-file and --tls-key-file (the webhook serves TLS only)');
   }
-  if (webhookPort === undefined && (tlsCertFile || tlsKeyFile)) {
-    problems.push('--tls-cert-file/--tls-key-file: given without --webhook-port');
+}
+
+/** `--controllers`: known names, each once; the defaults when absent. */
+function readControllers(r: FlagReader): ControllerName[] {
+  const flag = r.string('controllers');
+  if (flag === undefined) return [...defaultControllers];
+  const controllers: ControllerName[] = [];
+  let unknown = false;
+  for (const name of flag.split(',').map((s) => s.trim()).filter(Boolean)) {
+    if (!(controllerNames as readonly string[]).includes(name)) {
+      unknown = true;
+      r.problem('controllers', `unknown controller "${name}"; known: ${controllerNames.join(', ')}`);
+    } else if (!controllers.includes(name as ControllerName)) controllers.push(name as ControllerName);
   }
+  if (controllers.length === 0 && !unknown) r.problem('controllers', 'names at least one controller');
+  return controllers;
+}
 
-  const logLevel = str('log-level') ?? 'info';
-  if (!logLevels.includes(logLevel)) problems.push(`--log-level: "${logLevel}" is not one of ${logLevels.join(', ')}`);
+/** `--namespace`, repeatable and comma-separated: valid names, each once. */
+function readNamespaces(r: FlagReader): string[] {
+  const namespaces: string[] = [];
+  for (const ns of r.strings('namespace').flatMap((v) => v.split(','))) {
+    const name = ns.trim();
+    const p = namespaceProblem(name);
+    if (p) r.problem('namespace', p);
+    else if (!namespaces.includes(name)) namespaces.push(name);
+  }
+  return namespaces;
+}
 
-  const leaderElectionNamespace = str('leader-election-namespace') ?? env.POD_NAMESPACE ?? 'podlife-system';
-  const nsProblem = namespaceProblem(leaderElectionNamespace);
-  if (nsProblem) problems.push(`--leader-election-namespace: ${nsProblem}`);
+/** The TLS files go with the webhook port: both or neither. */
+function checkWebhookTls(r: FlagReader, webhookPort: number | undefined, certFile: string | undefined, keyFile: string | undefined): void {
+  if (webhookPort !== undefined && (!certFile || !keyFile)) {
+    r.problem('webhook-port', 'needs --tls-cert-file and --tls-key-file (the webhook serves TLS only)');
+  }
+  if (webhookPort === undefined && (certFile || keyFile)) {
+    r.problems.push('--tls-cert-file/--tls-key-file: given without --webhook-port');
+  }
+}
 
-  if (problems.length > 0) return { ok: false, problems };
+function readLogLevel(r: FlagReader): string {
+  const logLevel = r.string('log-level') ?? 'info';
+  if (!logLevels.includes(logLevel)) r.problem('log-level', `"${logLevel}" is not one of ${logLevels.join(', ')}`);
+  return logLevel;
+}
+
+/** The Lease's namespace: the flag, else the pod's own namespace, else podlife-system. */
+function readLeaderElectionNamespace(r: FlagReader, env: Record<string, string | undefined>): string {
+  const namespace = r.string('leader-election-namespace') ?? env.POD_NAMESPACE ?? 'podlife-system';
+  const problem = namespaceProblem(namespace);
+  if (problem) r.problem('leader-election-namespace', problem);
+  return namespace;
+}
+
+/** node's parseArgs, strict: unknown flags and positionals are problems, not values. */
+function parseArgv(argv: readonly string[]): { ok: true; values: FlagValues } | { ok: false; problems: string[] } {
+  try {
+    const { values } = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: flagOptions });
+    return { ok: true, values };
+  } catch (err) {
+    return { ok: false, problems: [(err as Error).message] };
+  }
+}
+
+/** The controller's flags, or every problem found (each naming its flag); never throws. */
+export function parseFlags(argv: readonly string[], env: Record<string, string | undefined> = {}): FlagsResult {
+  const parsed = parseArgv(argv);
+  if (!parsed.ok) return parsed;
+  const r = new FlagReader(parsed.values);
+  const controllers = readControllers(r);
+  const namespaces = readNamespaces(r);
+  const webhookPort = r.port('webhook-port', undefined, false);
+  const metricsPort = r.port('metrics-port', 8080, true);
+  const healthPort = r.port('health-port', 8081, true);
+  const tlsCertFile = r.string('tls-cert-file');
+  const tlsKeyFile = r.string('tls-key-file');
+  checkWebhookTls(r, webhookPort, tlsCertFile, tlsKeyFile);
+  const logLevel = readLogLevel(r);
+  const leaderElectionNamespace = readLeaderElectionNamespace(r, env);
+  if (r.problems.length > 0) return { ok: false, problems: r.problems };
   return {
     ok: true,
     flags: {
       controllers,
       namespaces,
-      dryRun: values['dry-run'] === true,
-      managedPodsOnly: values['managed-pods-only'] === true,
-      configPath: str('config'),
-      kubeconfig: str('kubeconfig'),
-      context: str('context'),
-      leaderElect: values['leader-elect'] === true,
+      dryRun: r.bool('dry-run'),
+      managedPodsOnly: r.bool('managed-pods-only'),
+      configPath: r.string('config'),
+      kubeconfig: r.string('kubeconfig'),
+      context: r.string('context'),
+      leaderElect: r.bool('leader-elect'),
       leaderElectionNamespace,
-      leaderElectionId: str('leader-election-id') ?? 'podlife-controller',
+      leaderElectionId: r.string('leader-election-id') ?? 'podlife-controller',
       webhookPort,
       tlsCertFile,
       tlsKeyFile,
       metricsPort,
       healthPort,
       logLevel,
-      help: values.help === true,
+      help: r.bool('help'),
     },
   };
 }

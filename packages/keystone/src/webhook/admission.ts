@@ -190,84 +190,116 @@ export interface AdmissionHandlerOptions extends AdmissionOptions {
 
 const JSON_TYPE = 'application/json';
 
+function internalError(err: unknown): string {
+  return `internal error: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+/** One answer per request, within the time limit: the first `send` wins, later ones do nothing. */
+class Reply {
+  private done = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly onError: AdmissionHandlerOptions['onError'],
+    timeoutMs: number,
+    onTimeout: () => void,
+  ) {
+    this.timer = setTimeout(() => {
+      this.send(408, `request not received and answered within ${timeoutMs} ms`);
+      onTimeout();
+    }, timeoutMs);
+  }
+
+  get sent(): boolean {
+    return this.done;
+  }
+
+  /** A string is sent as plain text, anything else as JSON; an error status also closes the connection. */
+  send(status: number, body: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    clearTimeout(this.timer);
+    if (status >= 400) this.onError?.({ status, message: typeof body === 'string' ? body : JSON.stringify(body) });
+    try {
+      const text = typeof body === 'string' ? body + '\n' : JSON.stringify(body);
+      this.res.writeHead(status, {
+        'Content-Type': typeof body === 'string' ? 'text/plain; charset=utf-8' : JSON_TYPE,
+        'Content-Length': Buffer.byteLength(text),
+        ...(status >= 400 ? { Connection: 'close' } : {}),
+      });
+      this.res.end(text);
+    } catch {
+      this.res.destroy();
+    }
+  }
+}
+
+/** Why a request is refused before its body is read (method, content type, declared length), if it is. */
+function refusal(req: IncomingMessage, maxBody: number): { status: number; message: string } | undefined {
+  if (req.method !== 'POST') return { status: 405, message: 'only POST is accepted' };
+  const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  if (type !== JSON_TYPE) return { status: 415, message: `content type must be ${JSON_TYPE}` };
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBody) return { status: 413, message: `body larger than ${maxBody} bytes` };
+  return undefined;
+}
+
+/** Collects the body and hands it to `received`; a body that grows past `maxBody` is refused at once. */
+function readBody(req: IncomingMessage, reply: Reply, maxBody: number, received: (body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on('data', (chunk: Buffer) => {
+    if (reply.sent) return;
+    size += chunk.length;
+    if (size > maxBody) {
+      reply.send(413, `body larger than ${maxBody} bytes`);
+      req.destroy();
+      return;
+    }
+    chunks.push(chunk);
+  });
+  req.on('error', () => reply.send(400, 'request stream failed'));
+  req.on('end', () => {
+    if (!reply.sent) received(Buffer.concat(chunks, size));
+  });
+}
+
+/** Parses a received body and answers it with `handleAdmissionReview`. */
+function answer(raw: Buffer, options: AdmissionOptions, reply: Reply): void {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    reply.send(400, 'body is not valid JSON');
+    return;
+  }
+  try {
+    const outcome = handleAdmissionReview(body, options);
+    if (outcome.httpStatus === 200) reply.send(200, outcome.review);
+    else reply.send(400, outcome.error);
+  } catch (err) {
+    reply.send(500, internalError(err));
+  }
+}
+
+/** The node:http(s) request listener: bounds, checks, reads and answers one AdmissionReview per request. */
 export function createAdmissionHandler(options: AdmissionHandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   checkAdmissionOptions(options);
   const maxBody = options.maxBodyBytes ?? 1024 * 1024;
   const timeoutMs = options.timeoutMs ?? 10_000;
   return (req, res) => {
-    let done = false;
-    const send = (status: number, body: unknown) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      if (status >= 400) options.onError?.({ status, message: typeof body === 'string' ? body : JSON.stringify(body) });
-      try {
-        const text = typeof body === 'string' ? body + '\n' : JSON.stringify(body);
-        res.writeHead(status, {
-          'Content-Type': typeof body === 'string' ? 'text/plain; charset=utf-8' : JSON_TYPE,
-          'Content-Length': Buffer.byteLength(text),
-          ...(status >= 400 ? { Connection: 'close' } : {}),
-        });
-        res.end(text);
-      } catch {
-        res.destroy();
-      }
-    };
-    const timer = setTimeout(() => {
-      send(408, `request not received and answered within ${timeoutMs} ms`);
-      req.destroy();
-    }, timeoutMs);
-
+    const reply = new Reply(res, options.onError, timeoutMs, () => req.destroy());
     try {
-      if (req.method !== 'POST') {
-        send(405, 'only POST is accepted');
+      const refused = refusal(req, maxBody);
+      if (refused) {
+        reply.send(refused.status, refused.message);
         req.resume();
         return;
       }
-      const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
-      if (type !== JSON_TYPE) {
-        send(415, `content type must be ${JSON_TYPE}`);
-        req.resume();
-        return;
-      }
-      const declared = Number(req.headers['content-length']);
-      if (Number.isFinite(declared) && declared > maxBody) {
-        send(413, `body larger than ${maxBody} bytes`);
-        req.resume();
-        return;
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      req.on('data', (chunk: Buffer) => {
-        if (done) return;
-        size += chunk.length;
-        if (size > maxBody) {
-          send(413, `body larger than ${maxBody} bytes`);
-          req.destroy();
-          return;
-        }
-        chunks.push(chunk);
-      });
-      req.on('error', () => send(400, 'request stream failed'));
-      req.on('end', () => {
-        if (done) return;
-        let body: unknown;
-        try {
-          body = JSON.parse(Buffer.concat(chunks, size).toString('utf8'));
-        } catch {
-          send(400, 'body is not valid JSON');
-          return;
-        }
-        try {
-          const outcome = handleAdmissionReview(body, options);
-          if (outcome.httpStatus === 200) send(200, outcome.review);
-          else send(400, outcome.error);
-        } catch (err) {
-          send(500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
-        }
-      });
+      readBody(req, reply, maxBody, (body) => answer(body, options, reply));
     } catch (err) {
-      send(500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
+      reply.send(500, internalError(err));
     }
   };
 }
