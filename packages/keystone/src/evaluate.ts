@@ -460,8 +460,9 @@ function planStop(
   const progress: V1PodCondition | undefined = findCondition(pod.status?.conditions, ConditionType.SidecarsStopped);
   const keystoneDone = findCondition(pod.status?.conditions, ConditionType.KeystoneFinished)?.status === 'True';
   const recording = progress?.status === 'False';
-  const recorded = recording ? issuedStops(progress.message) : [];
-  const issued = [...recorded];
+  // The record read back, and then what only the pod shows (stop containers it does not list).
+  const issued = recording ? issuedStops(progress.message) : [];
+  const recordedCount = issued.length;
   addEphemeralStops(pod, targets, issued, nowMs);
   // Entries of older records carry no time: the record's own start stands in for it.
   const undated = recording ? (timeMs(progress.lastTransitionTime) ?? firedAtMs) : firedAtMs;
@@ -557,11 +558,11 @@ function planStop(
   // The record is written when it starts, when it gains what only the pod showed (a stop
   // container added by a controller that died before recording it), when a container it
   // stopped is seen stopped, and on a failure.
-  const stopped = [...stoppedBefore, ...newlyStopped];
+  const stopped = newlyStopped.length === 0 ? stoppedBefore : [...stoppedBefore, ...newlyStopped];
   if (failed.length > 0) {
     const failure = stopFailedUpdate(targets, issued, failed.join(', '), STILL_RUNNING, stopped);
     updates.push({ ...failure, events: [...newlyStopped.map(containerStoppedEvent), ...failure.events] });
-  } else if (progress === undefined || progress.status !== 'False' || issued.length > recorded.length || newlyStopped.length > 0) {
+  } else if (progress === undefined || progress.status !== 'False' || issued.length > recordedCount || newlyStopped.length > 0) {
     updates.push(stoppingUpdate(targets, issued, stopped, newlyStopped));
   }
   return {
@@ -594,8 +595,11 @@ function stopStep(c: ContainerLifecycle, stage: number, method: StopMethod, issu
   return { container: c.name, role, stage, stop: c.stop, method, issued: true, issuedAtMs, escalate };
 }
 
+const NOTHING_ISSUED: ReadonlyMap<string, number> = new Map();
+
 /** When each container's stop spec was first issued (`undated` for entries without a time). */
-function issuedTimes(issued: readonly IssuedStop[], undated: number): Map<string, number> {
+function issuedTimes(issued: readonly IssuedStop[], undated: number): ReadonlyMap<string, number> {
+  if (issued.length === 0) return NOTHING_ISSUED;
   const out = new Map<string, number>();
   for (const s of issued) {
     if (s.escalated) continue;
