@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+// Runs the integration suites once per Kubernetes release of the test matrix: the oldest supported
+// and the newest release (docs/adr/0170), in that order, or the releases PODLIFE_K8S_VERSIONS names
+// (comma-separated, e.g. `1.37,1.34`; PODLIFE_K8S_VERSION alone names one).
+//
+// Guarantees:
+// - one release at a time: its binaries and the node's assets are provided first (built once,
+//   then cached), then mocha runs every integration suite with PODLIFE_K8S_VERSION set to it;
+// - every release runs even when an earlier one failed; the exit code is non-zero if any failed,
+//   and a closing summary names each release with its outcome and time;
+// - extra arguments go to mocha (e.g. `--grep`).
+import { spawn } from 'node:child_process';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { VERSION_ENV, selectedKubernetesVersion, supportedKubernetesVersions } from './control-plane-assets.mjs';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The matrix: the oldest and the newest release this checkout pins. */
+function matrixVersions() {
+  const listed = process.env.PODLIFE_K8S_VERSIONS;
+  if (listed !== undefined && listed.trim() !== '') {
+    return [...new Set(listed.split(',').map((v) => {
+      try {
+        return selectedKubernetesVersion(v);
+      } catch (err) {
+        throw new Error(`PODLIFE_K8S_VERSIONS=${listed}: ${err instanceof Error ? err.message.replace(/^\S+=/, '') : String(err)}`);
+      }
+    }))];
+  }
+  if ((process.env[VERSION_ENV] ?? '').trim() !== '') return [selectedKubernetesVersion()];
+  const supported = supportedKubernetesVersions();
+  return [...new Set([supported[0], supported[supported.length - 1]])];
+}
+
+function run(cmd, args, env) {
+  return new Promise((resolvePromise) => {
+    const child = spawn(cmd, args, { cwd: repoRoot, env, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.on('error', (err) => {
+      process.stderr.write(`test-integration: ${cmd}: ${err.message}\n`);
+      resolvePromise(1);
+    });
+    child.on('exit', (code, signal) => resolvePromise(code ?? (signal ? 1 : 0)));
+  });
+}
+
+async function main() {
+  const versions = matrixVersions();
+  const mochaArgs = process.argv.slice(2);
+  const results = [];
+  for (const version of versions) {
+    const started = Date.now();
+    const env = { ...process.env, [VERSION_ENV]: version };
+    process.stderr.write(`test-integration: Kubernetes ${version} (${versions.indexOf(version) + 1} of ${versions.length})\n`);
+    let code = await run(process.execPath, [join(repoRoot, 'scripts', 'node-assets.mjs')], env);
+    if (code === 0) {
+      const mocha = join(repoRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');
+      code = await run(process.execPath, [mocha, '--config', '.mocharc.integration.json', ...mochaArgs], env);
+    }
+    results.push({ version, ok: code === 0, seconds: Math.round((Date.now() - started) / 1000) });
+  }
+  process.stderr.write('\ntest-integration: summary\n');
+  for (const r of results) process.stderr.write(`  Kubernetes ${r.version}: ${r.ok ? 'passed' : 'FAILED'} in ${r.seconds}s\n`);
+  process.exitCode = results.every((r) => r.ok) ? 0 : 1;
+}
+
+await main().catch((err) => {
+  process.stderr.write(`test-integration: FAILED: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = 1;
+});
