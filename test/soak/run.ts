@@ -32,6 +32,8 @@ const NAMESPACE = 'soak';
 /** The most the drain waits for Jobs to end and fired pods to finish: a grace period, a lease, and room. */
 export const DRAIN_MS = 90_000;
 const PROGRESS_EVERY_MS = 30_000;
+/** How long a leader kill waits for a live Lease holder: a lease duration (15 s) and a retry period. */
+const LEADER_WAIT_MS = 17_000;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, Math.max(0, ms)));
@@ -114,11 +116,20 @@ async function runFault(soak: Soak, fault: PlannedFault, faultStart: number): Pr
   const { cp, client, replicas } = soak;
   switch (fault.kind) {
     case 'leader-kill': {
-      const holder = await leaseHolder(client, NAMESPACE);
-      const leader = replicas.find((r) => r.running && r.identity === holder);
-      if (!leader) return `no live leader to kill (Lease holder: ${holder ?? 'none'})`;
-      leader.kill();
-      return `SIGKILL to the leader ${holder}`;
+      // Right after another fault the Lease may still name a replica that has exited: wait (up to
+      // a lease duration and a retry) for a live leader rather than let the fault pass.
+      const deadline = Date.now() + LEADER_WAIT_MS;
+      for (;;) {
+        const holder = await leaseHolder(client, NAMESPACE);
+        const leader = replicas.find((r) => r.running && r.identity === holder);
+        if (leader) {
+          leader.kill();
+          const waited = Date.now() - faultStart;
+          return `SIGKILL to the leader ${holder}${waited >= 1000 ? ` (after waiting ${(waited / 1000).toFixed(1)} s for a live one)` : ''}`;
+        }
+        if (Date.now() >= deadline) return `no live leader to kill within ${LEADER_WAIT_MS / 1000} s (Lease holder: ${holder ?? 'none'})`;
+        await sleep(500);
+      }
     }
     case 'apiserver-restart':
       await cp.restartApiServer();
@@ -130,12 +141,14 @@ async function runFault(soak: Soak, fault: PlannedFault, faultStart: number): Pr
       let shutdown = '';
       try {
         await sleep(5000);
-        const standby = replicas.find((r) => r.running && r.identity !== holder);
-        if (standby) {
-          const id = standby.identity;
-          const result = await standby.terminate(10_000);
+        // The leader, when there is one: it has work in flight against the server that stopped answering.
+        const target = replicas.find((r) => r.running && r.identity === holder) ?? replicas.find((r) => r.running);
+        if (target) {
+          const id = target.identity;
+          const role = id === holder ? 'the leader' : 'not leading';
+          const result = await target.terminate(10_000);
           soak.shutdownsMs.push(result.ms);
-          shutdown = `; SIGTERM to ${id} (not leading) while paused: exited after ${(result.ms / 1000).toFixed(1)} s (${result.info})`;
+          shutdown = `; SIGTERM to ${id} (${role}) while paused: exited after ${(result.ms / 1000).toFixed(1)} s (${result.info})`;
         }
         await sleep(faultStart + duration - Date.now());
       } finally {
