@@ -305,7 +305,7 @@ async function soakSimulated(options: SoakOptions, workDir: string): Promise<num
     console.log(`\nthe soak's own event loop was held up ${(lag.worstMs / 1000).toFixed(1)} s at worst (${clock.elapsed(lag.worstAt)})`);
     console.log(`\n== fault schedule that ran (times from the start of the load)\n${formatSchedule(ran)}`);
     if (components < 3) console.log(`\nwarning: only ${components} of etcd, kube-apiserver, kube-controller-manager still run`);
-    console.log(`\n== chaos soak: ${options.minutes} min, seed ${options.seed}, simulated kubelet, ephemeral stop strategy, 2 replicas\n`);
+    console.log(`\n== chaos soak: ${options.minutes} min, seed ${options.seed}, kube-apiserver ${cp.version}, simulated kubelet, ephemeral stop strategy, 2 replicas\n`);
     console.log(formatTally(result));
     console.log(`\n${result.passed ? 'PASS' : 'FAIL'}: pods stuck, stops repeated and unexpected Job failures must all be 0`);
     return result.passed ? 0 : 1;
