@@ -12,11 +12,19 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, parse } from 'yaml';
 import { ContentType, isNotFound, resourcePath } from '@podlife/core';
-import { defaultDeployOptions, deployFiles, certManagerManifests, serviceMonitorManifests, type DeployOptions, type KubeManifest } from '@podlife/controller';
+import {
+  alertRuleGroups,
+  CHART_DIFFERENCES,
+  certManagerManifests,
+  dashboard,
+  defaultDeployOptions,
+  deployFiles,
+  serviceMonitorManifests,
+  type DeployOptions,
+  type KubeManifest,
+} from '@podlife/controller';
 import { ensureGoTool } from '../../scripts/go-tools.mjs';
 import { sharedControlPlane, startControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { CHART_DIFFERENCES } from '../../packages/controller/src/deploy/chart.js';
-import { alertRuleGroups, dashboard } from '../../packages/controller/src/deploy/observability.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const chartDir = `${repo}deploy/helm/podlife`;

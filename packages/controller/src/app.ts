@@ -20,6 +20,7 @@ import { WebhookServer } from './webhook/server.js';
 import { keepKubeletVersion, mutatePodsHandler } from './webhook/mutate-pods.js';
 import { webhookRequestDuration } from './webhook/metrics.js';
 
+/** Flags, configuration, connection, identity and Lease timings of the controller process. */
 export interface ControllerAppOptions {
   flags: ControllerFlags;
   config: ControllerConfig;
@@ -42,6 +43,7 @@ export interface ControllerAppOptions {
 /** Controllers this build can run; the others are refused at start with a clear reason. */
 const available: ReadonlySet<ControllerName> = new Set(['keystone', 'network-conditions', 'node-readiness']);
 
+/** The podlife-controller process (see the guarantees above): start, stop, done. */
 export class ControllerApp {
   readonly manager: Manager;
   readonly keystone: KeystoneController | undefined;

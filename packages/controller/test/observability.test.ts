@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import { ControllerMetrics, Registry, WorkQueueMetrics, leaderStatusGauge, registerRuntimeMetrics, silentLogger } from '@podlife/core';
 import { nodeReadinessMetrics } from '@podlife/node-readiness';
 import { KeystoneMetrics, UnlabelledPodAudit } from '@podlife/keystone';
-import { webhookRequestDuration } from '../src/index.js';
+import { webhookRequestDuration } from '../src/webhook/metrics.js';
 import { RULES_FILE } from '../src/deploy/observability.js';
 
 const observabilityDir = fileURLToPath(new URL('../../../deploy/observability/', import.meta.url));

@@ -44,6 +44,7 @@ function problems(list: string[]): string | undefined {
   return list.length === 0 ? undefined : list.join('; ');
 }
 
+/** Why `name` is not an RFC 1123 label (container, namespace and command names), or undefined when it is one. */
 export function dns1123LabelProblem(name: string): string | undefined {
   const found: string[] = [];
   if (name.length > DNS1123_LABEL_MAX) found.push(`must be no more than ${DNS1123_LABEL_MAX} characters`);

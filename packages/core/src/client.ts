@@ -13,8 +13,10 @@ import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 
+/** Query parameters; undefined values are left out. */
 export type Query = Record<string, string | number | boolean | undefined>;
 
+/** One request to the API server: method, path, query, body and its Content-Type. */
 export interface RequestOptions {
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
@@ -49,12 +51,15 @@ export class ApiError extends Error {
 /** Accept header asking a list for the objects' metadata only (the API server's PartialObjectMetadataList). */
 export const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 
+/** True for a 404 Not Found `ApiError`. */
 export function isNotFound(err: unknown): boolean {
   return err instanceof ApiError && err.status === 404;
 }
+/** True for a 409 Conflict: the object changed since it was read (or already exists). */
 export function isConflict(err: unknown): boolean {
   return err instanceof ApiError && err.status === 409;
 }
+/** True for a 410 Gone: the resourceVersion asked for has been compacted away; relist. */
 export function isGone(err: unknown): boolean {
   return err instanceof ApiError && err.status === 410;
 }
@@ -69,6 +74,7 @@ export interface ResourceRef {
   subresource?: string;
 }
 
+/** The REST path of a resource, a collection or a subresource (`/api/v1/namespaces/ns/pods/p/status`). */
 export function resourcePath(ref: ResourceRef): string {
   const base = ref.group ? `/apis/${ref.group}/${ref.version}` : `/api/${ref.version}`;
   let path = base;
@@ -109,6 +115,7 @@ function agentFor(server: URL, base: https.RequestOptions, maxSockets = 64): htt
     : new http.Agent(agentOpts);
 }
 
+/** The API client every podlife package uses: JSON requests, watches as line streams, errors as `ApiError`. */
 export class KubeClient {
   readonly server: URL;
   private readonly base: https.RequestOptions;

@@ -13,8 +13,10 @@
  */
 import { wireTime, type Time } from './time.js';
 
+/** The status of a condition, as the API spells it. */
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
 
+/** The fields every status condition has (pods, nodes, custom resources). */
 export interface ConditionLike {
   type: string;
   status: string;
@@ -26,6 +28,7 @@ export interface ConditionLike {
 /** What a writer supplies: everything but the transition time, which setCondition owns. */
 export type ConditionInput<C extends ConditionLike> = Omit<C, 'lastTransitionTime'>;
 
+/** The condition of `type` in a list, if present. */
 export function findCondition<C extends { type: string }>(
   conditions: readonly C[] | null | undefined,
   type: string,

@@ -18,15 +18,18 @@ import { ControllerMetrics, WorkQueueMetrics } from './metrics.js';
 import { WorkQueue } from './queue.js';
 import { objectKey, type KubeObject } from './store.js';
 
+/** What a reconcile asks of its controller besides success. */
 export interface ReconcileResult {
   /** Reconcile this key again after this many milliseconds (e.g. when a deadline will pass). */
   requeueAfterMs?: number;
 }
 
+/** Brings one key to its wanted state; rejects to be retried with backoff. */
 export interface Reconciler {
   reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void>;
 }
 
+/** A controller's name, reconciler, concurrency and retry backoff. */
 export interface ControllerOptions {
   name: string;
   reconciler: Reconciler;
@@ -40,6 +43,7 @@ export interface ControllerOptions {
   maxDelayMs?: number;
 }
 
+/** Runs a Reconciler over the keys of the informers it watches (see the guarantees above). */
 export class Controller {
   readonly name: string;
   private readonly reconciler: Reconciler;

@@ -18,8 +18,10 @@ import { silentLogger, type Logger } from './log.js';
 import { ContentType } from './patch.js';
 import type { KubeObject } from './store.js';
 
+/** The type of an Event. */
 export type EventType = 'Normal' | 'Warning';
 
+/** The object an Event regards. */
 export interface ObjectReference {
   apiVersion?: string;
   kind?: string;
@@ -69,6 +71,7 @@ export interface EventRecorderLike {
   event(regarding: KubeObject, type: EventType, reason: string, note: string, action?: string): Promise<void>;
 }
 
+/** Who reports (controller, instance), where Events go, and how repeats are folded. */
 export interface EventRecorderOptions {
   client?: KubeClient;
   /** reportingController, e.g. `podlife.dev/controller`. */
@@ -98,6 +101,7 @@ interface Series {
 const NOTE_MAX_BYTES = 1024;
 const FIELD_MAX = 128;
 
+/** Writes Events, folding repeats into series (see the guarantees above). */
 export class EventRecorder implements EventRecorderLike {
   private readonly sink: EventSink;
   private readonly controller: string;

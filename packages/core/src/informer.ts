@@ -28,6 +28,7 @@ import { Store, objectKey, type KubeObject } from './store.js';
 import { sleep } from './time.js';
 import { isInitialEventsEnd, kubeListWatch, refusesStreamingList, type ListWatchTransport, type WatchEvent } from './watch.js';
 
+/** What an Informer lists and watches, and how it transforms and keeps the objects. */
 export interface InformerOptions<T> {
   /** Needed unless `transport` is given. */
   client?: KubeClient;
@@ -65,6 +66,7 @@ export interface InformerOptions<T> {
 /** How a sync read the collection: one streaming watch, or a paged list. */
 export type SyncPath = 'stream' | 'list';
 
+/** The events an Informer emits and their arguments. */
 export type InformerEvents<T> = {
   add: [T];
   /**
@@ -111,6 +113,7 @@ class NotStreamingError extends Error {
   }
 }
 
+/** A cached, watched copy of one collection; emits add, update and delete, then `synced`. */
 export class Informer<T extends KubeObject> extends EventEmitter<InformerEvents<T>> {
   readonly store = new Store<T>();
   readonly name: string;

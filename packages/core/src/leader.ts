@@ -40,6 +40,7 @@ export interface LeaseApi {
   update(lease: LeaseObject, signal?: AbortSignal): Promise<LeaseObject>;
 }
 
+/** A LeaseApi over the API server for the Lease `namespace/name`. */
 export function kubeLeaseApi(client: KubeClient, namespace: string, name: string): LeaseApi {
   const ref = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespace };
   return {
@@ -63,6 +64,7 @@ export function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
+/** The Lease, this identity, the timings and the callbacks of a LeaderElector. */
 export interface LeaderElectorOptions {
   client?: KubeClient;
   namespace: string;
@@ -80,6 +82,7 @@ export interface LeaderElectorOptions {
   now?: () => number;
 }
 
+/** Campaigns for a Lease and calls back when this identity starts and stops leading. */
 export class LeaderElector {
   private readonly api: LeaseApi;
   private readonly identity: string;

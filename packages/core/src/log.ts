@@ -7,10 +7,12 @@
  */
 import { pino, type Logger, type DestinationStream } from 'pino';
 
+/** pino's logger: what every podlife component logs through. */
 export type { Logger };
 
 const levels = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
+/** Level and destination of a logger. */
 export interface LoggerOptions {
   /** fatal | error | warn | info | debug | trace | silent; default `LOG_LEVEL` or `info`. */
   level?: string;
@@ -18,6 +20,7 @@ export interface LoggerOptions {
   destination?: DestinationStream;
 }
 
+/** A JSON logger named `name`, at `opts.level`, else `LOG_LEVEL`, else info. */
 export function createLogger(name: string, opts: LoggerOptions = {}): Logger {
   const wanted = opts.level ?? process.env['LOG_LEVEL'] ?? 'info';
   const level = levels.has(wanted) ? wanted : 'info';

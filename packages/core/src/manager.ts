@@ -34,6 +34,7 @@ import type { KubeObject } from './store.js';
 /** Where and how a Manager campaigns for leadership: the elector's own settings, minus what the Manager supplies. */
 export type LeaderElectionOptions = Omit<LeaderElectorOptions, 'client' | 'onStartedLeading' | 'onStoppedLeading' | 'logger' | 'now'>;
 
+/** The client, logger, ports, leader election and shutdown deadline of a Manager. */
 export interface ManagerOptions {
   client: KubeClient;
   logger?: Logger;
@@ -53,8 +54,10 @@ export interface ManagerOptions {
   shutdownTimeoutMs?: number;
 }
 
-type Route = '/healthz' | '/readyz' | '/metrics';
+/** The paths a Manager serves: health on its health port, metrics on its metrics port. */
+export type ManagerRoute = '/healthz' | '/readyz' | '/metrics';
 
+/** Owns the shared client, informers, metrics, events, health and leader election, and runs controllers. */
 export class Manager {
   readonly client: KubeClient;
   readonly registry: Registry;
@@ -65,7 +68,7 @@ export class Manager {
   private readonly transformIds = new Map<(obj: never) => unknown, number>();
   private readonly controllers: Controller[] = [];
   private readonly servers: http.Server[] = [];
-  private readonly urls: Partial<Record<Route, string>> = {};
+  private readonly urls: Partial<Record<ManagerRoute, string>> = {};
   private elector: LeaderElector | undefined;
   private runningControllers = false;
   private started = false;
@@ -145,7 +148,7 @@ export class Manager {
   }
 
   /** Base URL of the server answering `route`, once started (e.g. `http://127.0.0.1:41234`). */
-  url(route: Route): string | undefined {
+  url(route: ManagerRoute): string | undefined {
     return this.urls[route];
   }
 
@@ -256,7 +259,7 @@ export class Manager {
   private async serve(): Promise<void> {
     const { healthPort, metricsPort } = this.opts;
     const host = this.opts.bindAddress ?? '127.0.0.1';
-    const plan = new Map<number, Route[]>();
+    const plan = new Map<number, ManagerRoute[]>();
     if (healthPort !== undefined) plan.set(healthPort, ['/healthz', '/readyz']);
     if (metricsPort !== undefined) {
       const shared = metricsPort !== 0 && metricsPort === healthPort;
@@ -278,8 +281,8 @@ export class Manager {
     }
   }
 
-  private async handle(routes: Route[], req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const path = (req.url ?? '/').split('?')[0] as Route;
+  private async handle(routes: ManagerRoute[], req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0] as ManagerRoute;
     if (!routes.includes(path) || (req.method !== 'GET' && req.method !== 'HEAD')) {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
       return;

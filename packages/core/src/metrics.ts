@@ -51,6 +51,7 @@ function histogram<L extends string>(
   return new Histogram({ name, help, labelNames, buckets, registers: [registry] });
 }
 
+/** The `result` label of controller_runtime_reconcile_total. */
 export type ReconcileResultLabel = 'success' | 'error' | 'requeue_after';
 
 /** One controller's view of the reconcile metrics. */
@@ -159,4 +160,5 @@ export function registerRuntimeMetrics(registry: Registry, informers: () => Iter
   });
 }
 
+/** prom-client's registry, re-exported so that callers share this package's copy. */
 export { Registry };

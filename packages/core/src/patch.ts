@@ -15,6 +15,7 @@
  */
 import type { ConditionLike } from './conditions.js';
 
+/** The Content-Types that select a patch's semantics on the API server. */
 export const ContentType = {
   JsonPatch: 'application/json-patch+json',
   MergePatch: 'application/merge-patch+json',
@@ -22,6 +23,7 @@ export const ContentType = {
   ApplyPatch: 'application/apply-patch+yaml',
 } as const;
 
+/** One RFC 6902 operation. */
 export interface JsonPatchOp {
   op: 'add' | 'remove' | 'replace' | 'test' | 'move' | 'copy';
   path: string;

@@ -27,6 +27,7 @@ export interface QueueMetrics {
   retries(): void;
 }
 
+/** How a WorkQueue retries and reports: its name, per-key backoff and metrics. */
 export interface WorkQueueOptions {
   name?: string;
   /** First retry delay; default 5 ms. */
@@ -168,6 +169,7 @@ class DelayHeap<K> {
   }
 }
 
+/** The work queue of the guarantees above; keys are handed out by `get()` and returned with `done()`. */
 export class WorkQueue<K = string> {
   readonly name: string;
   private readonly baseDelayMs: number;

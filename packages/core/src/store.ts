@@ -7,6 +7,7 @@
  */
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 
+/** What podlife needs of any Kubernetes object: its type and metadata. */
 export interface KubeObject {
   apiVersion?: string;
   kind?: string;
@@ -26,12 +27,14 @@ export function splitKey(key: string): { namespace?: string; name: string } {
   return i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
 }
 
+/** What `replace` found: keys that appeared, changed or vanished. */
 export interface StoreDiff<T> {
   added: T[];
   updated: { old: T; obj: T }[];
   deleted: T[];
 }
 
+/** The objects of one collection by key; entries are replaced, never mutated. */
 export class Store<T extends KubeObject> {
   private readonly items = new Map<string, T>();
 

@@ -19,13 +19,16 @@ import type { V1Status } from '@kubernetes/client-node';
 import { ApiError, isGone, type KubeClient, type Query } from './client.js';
 import type { KubeObject } from './store.js';
 
+/** The event types of a watch stream. */
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
+/** One event of a watch stream. */
 export interface WatchEvent<T> {
   type: WatchEventType;
   object: T;
 }
 
+/** A complete list and the resourceVersion a watch resumes from. */
 export interface ListResult<T> {
   items: T[];
   resourceVersion: string;

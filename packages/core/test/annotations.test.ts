@@ -1,12 +1,6 @@
 import assert from 'node:assert/strict';
-import {
-  annotationsWithPrefix,
-  dns1123LabelProblem,
-  InvalidAnnotationError,
-  isQualifiedName,
-  parseEnumAnnotation,
-  qualifiedNameProblem,
-} from '@podlife/core';
+import { dns1123LabelProblem, InvalidAnnotationError, parseEnumAnnotation, qualifiedNameProblem } from '@podlife/core';
+import { annotationsWithPrefix, isQualifiedName } from '../src/annotations.js';
 
 describe('annotations: qualified names, as the API server validates them', () => {
   const valid = [

@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict';
 import type { V1NodeCondition, V1PodCondition } from '@kubernetes/client-node';
-import {
-  conditionStatus,
-  findCondition,
-  isConditionTrue,
-  sameCondition,
-  setCondition,
-  timeMs,
-  type ConditionLike,
-} from '@podlife/core';
+import { findCondition, setCondition, timeMs, type ConditionLike } from '@podlife/core';
+import { conditionStatus, isConditionTrue, sameCondition } from '../src/conditions.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const T1 = T0 + 60_000;

@@ -1,14 +1,6 @@
 import assert from 'node:assert/strict';
-import {
-  ContentType,
-  conditionsPatch,
-  escapePointerToken,
-  jsonPointer,
-  removeAnnotationOps,
-  resourceVersionTest,
-  setAnnotationOps,
-  testOp,
-} from '@podlife/core';
+import { ContentType, conditionsPatch, jsonPointer, resourceVersionTest } from '@podlife/core';
+import { escapePointerToken, removeAnnotationOps, setAnnotationOps, testOp } from '../src/patch.js';
 
 describe('patch: JSON pointers (RFC 6901)', () => {
   it("escapes '/' as ~1", () => {

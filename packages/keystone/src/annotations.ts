@@ -17,6 +17,7 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { InvalidAnnotationError, clipText, dns1123LabelProblem, parseEnumAnnotation } from '@podlife/core';
 
+/** The annotation keys of the keystone contract (DESIGN 2). */
 export const Annotation = {
   RolePrefix: 'role.podlife.dev/',
   /** The KEP-2872 draft key: read, never written. */
@@ -43,19 +44,25 @@ export function hasManagedLabel(labels: Record<string, string> | null | undefine
   return labels?.[ManagedLabel.key] === ManagedLabel.value;
 }
 
+/** The roles `role.podlife.dev/<container>` can give. */
 export type ContainerRole = 'keystone' | 'sidecar';
 export const CONTAINER_ROLES: readonly ContainerRole[] = ['keystone', 'sidecar'];
 
+/** `podlife.dev/on-keystone-exit`: what a keystone exit does. */
 export type OnKeystoneExit = 'StopContainers' | 'TerminatePod';
 export const ON_KEYSTONE_EXIT: readonly OnKeystoneExit[] = ['StopContainers', 'TerminatePod'];
+/** `podlife.dev/native-sidecars`: whether the webhook converts sidecars to native ones. */
 export type NativeSidecarsMode = 'auto' | 'true' | 'false';
 export const NATIVE_SIDECARS_MODES: readonly NativeSidecarsMode[] = ['auto', 'true', 'false'];
+/** `podlife.dev/completion`: how a finished pod is ended. */
 export type CompletionMode = 'containers' | 'phase';
 export const COMPLETION_MODES: readonly CompletionMode[] = ['containers', 'phase'];
 
 export const STOP_SIGNALS = ['TERM', 'INT', 'QUIT', 'HUP', 'USR1', 'USR2', 'KILL'] as const;
+/** The signals `signal:<SIG>` accepts. */
 export type StopSignal = (typeof STOP_SIGNALS)[number];
 
+/** The stop presets `preset:<name>` names. */
 export type PresetName = 'istio' | 'linkerd' | 'cloudsql-proxy' | 'envoy';
 
 /** Known quit endpoints, all POST on the pod's loopback. Sources and caveats: ADR 0050. */
@@ -66,6 +73,7 @@ export const STOP_PRESETS: Readonly<Record<PresetName, { readonly port: number; 
   envoy: { port: 9901, path: '/quitquitquit' }, // admin interface
 };
 
+/** How a container is stopped: a signal to its PID 1, a POST on the loopback, or a named command. */
 export type StopSpec =
   | { readonly kind: 'signal'; readonly signal: StopSignal }
   | { readonly kind: 'http'; readonly port: number; readonly path: string; readonly preset?: PresetName }
@@ -81,6 +89,7 @@ export interface LifecycleOptions {
   execCommands?: Readonly<Record<string, readonly string[]>>;
 }
 
+/** One container as the contract reads it: its role and how it is stopped. */
 export interface ContainerLifecycle {
   readonly name: string;
   /** 'main' for every container not marked sidecar (keystones are mains too). */
@@ -90,6 +99,7 @@ export interface ContainerLifecycle {
   readonly index: number;
 }
 
+/** The lifecycle of a valid pod: its containers, keystones and pod-level options. */
 export interface PodLifecycle {
   /** spec.containers in spec order. */
   readonly containers: readonly ContainerLifecycle[];
@@ -102,6 +112,7 @@ export interface PodLifecycle {
   readonly nativeSidecarsMode: NativeSidecarsMode;
 }
 
+/** A pod's lifecycle annotations read: not ours, invalid (with problems), or valid. */
 export type LifecycleReading =
   | { readonly kind: 'not-ours' }
   | {

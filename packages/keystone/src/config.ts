@@ -9,6 +9,7 @@ import type { V1SecurityContext } from '@kubernetes/client-node';
 import type { LifecycleOptions } from './annotations.js';
 import type { StopMethod } from './evaluate.js';
 
+/** The keystone controller's admin-only settings (DESIGN 7). */
 export interface KeystoneConfig extends LifecycleOptions {
   /** How stops are delivered first; default 'exec' (ephemeral is the fallback when an image is set). */
   strategy?: StopMethod;

@@ -24,6 +24,7 @@ import { createExecApi } from './strategies/api.js';
 import { hasPodlifeAnnotation, keepLifecycleFields } from './transform.js';
 import { UnlabelledPodAudit } from './unlabelled.js';
 
+/** Settings, transports and scoping of the keystone controller. */
 export interface KeystoneControllerOptions extends Omit<KeystoneReconcilerOptions, 'client' | 'getPod' | 'events' | 'registry'> {
   /** Enables the exec strategy (pods/exec needs the KubeConfig's credentials). */
   kubeConfig?: KubeConfig;
@@ -35,6 +36,7 @@ export interface KeystoneControllerOptions extends Omit<KeystoneReconcilerOption
   unlabelledAuditIntervalMs?: number;
 }
 
+/** A core Controller running the KeystoneReconciler, with its pod informers. */
 export class KeystoneController extends Controller {
   readonly keystone: KeystoneReconciler;
   readonly podInformers: readonly Informer<V1Pod>[];
@@ -53,6 +55,7 @@ export function podPaths(namespaces: readonly string[]): string[] {
   return namespaces.length === 0 ? ['/api/v1/pods'] : namespaces.map((ns) => `/api/v1/namespaces/${encodeURIComponent(ns)}/pods`);
 }
 
+/** The keystone controller on `manager`'s pod informers; add it with `manager.add`. */
 export function keystoneController(manager: Manager, opts: KeystoneControllerOptions = {}): KeystoneController {
   const namespaces = opts.config?.namespaces ?? [];
   const labelSelector = opts.managedPodsOnly ? ManagedLabel.selector : undefined;

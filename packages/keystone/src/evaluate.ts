@@ -50,8 +50,10 @@ import {
   type StatusUpdate,
 } from './records.js';
 
+/** How a stop spec is delivered inside the pod. */
 export type StopMethod = 'exec' | 'ephemeral';
 
+/** The clock and the admin settings `evaluatePod` decides with. */
 export interface EvaluateOptions extends LifecycleOptions {
   /** The current time in ms since the epoch; the only notion of time evaluatePod has. */
   nowMs: number;
@@ -61,6 +63,7 @@ export interface EvaluateOptions extends LifecycleOptions {
   minStageMs?: number;
 }
 
+/** Why there is nothing to do. */
 export type NoneWhy =
   | 'not-ours'
   | 'terminating'
@@ -71,6 +74,7 @@ export type NoneWhy =
   | 'native-sidecars'
   | 'done';
 
+/** One container to stop now: its role, stop spec, method and share of the budget. */
 export interface StopStep {
   readonly container: string;
   readonly role: 'main' | 'sidecar';
@@ -93,6 +97,7 @@ export interface StopStep {
 /** Why an escalation is due: the stage's share ran out, PID 1 cannot get the signal, or an earlier escalation did not take. */
 export type EscalationWhy = 'share' | 'no-handler' | 'not-ended';
 
+/** Nothing to do now, and why; maybe a record to close or a time to look again. */
 export interface NoneDecision {
   readonly action: 'none';
   readonly why: NoneWhy;
@@ -103,6 +108,7 @@ export interface NoneDecision {
    */
   readonly stopLatencyMs?: number;
 }
+/** The annotations are invalid: record why, act on nothing. */
 export interface InvalidDecision {
   readonly action: 'invalid';
   /** The first problems (at most REPORTED_PROBLEMS_MAX). */
@@ -111,6 +117,7 @@ export interface InvalidDecision {
   readonly omitted: number;
   readonly updates: readonly StatusUpdate[];
 }
+/** Stop containers: the steps due now, the record to write, and when to evaluate again. */
 export interface StopDecision {
   readonly action: 'stop';
   readonly rule: 'K' | 'S';
@@ -157,6 +164,7 @@ export interface StopDecision {
   readonly result: 'Succeeded' | 'Failed';
   readonly updates: readonly StatusUpdate[];
 }
+/** Delete the pod (TerminatePod, or a recorded phase with containers still running). */
 export interface DeleteDecision {
   readonly action: 'delete';
   readonly rule: 'K' | 'S';
@@ -166,6 +174,7 @@ export interface DeleteDecision {
   readonly gracePeriodSeconds: number;
   readonly updates: readonly StatusUpdate[];
 }
+/** Record the terminal phase (`completion: phase`). */
 export interface PhaseDecision {
   readonly action: 'phase';
   readonly rule: 'K' | 'S';
@@ -175,6 +184,7 @@ export interface PhaseDecision {
   readonly gracePeriodSeconds: number;
   readonly updates: readonly StatusUpdate[];
 }
+/** The outcome of `evaluatePod`, by `action`. */
 export type Decision = NoneDecision | InvalidDecision | StopDecision | DeleteDecision | PhaseDecision;
 
 export const DEFAULT_GRACE_SECONDS = 30;
@@ -198,6 +208,7 @@ function none(why: NoneWhy, updates: readonly StatusUpdate[] = NO_UPDATES): None
   return Object.freeze({ action: 'none', why, updates });
 }
 
+/** What the keystone rules say about a pod now (see the guarantees above). */
 export function evaluatePod(pod: V1Pod, options: EvaluateOptions): Decision {
   if (pod.metadata?.deletionTimestamp) return NONE.terminating;
   const phase = pod.status?.phase;

@@ -12,11 +12,14 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 
 const stopStrategies = ['exec', 'ephemeral', 'delete', 'phase'] as const;
 const stopResults = ['success', 'failure', 'dry_run'] as const;
+/** The `strategy` label of podlife_keystone_stops_total. */
 export type StopStrategyLabel = (typeof stopStrategies)[number];
+/** The `result` label of podlife_keystone_stops_total. */
 export type StopResultLabel = (typeof stopResults)[number];
 
 const latencyBuckets = [0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 15, 20, 30, 45, 60, 120, 300];
 
+/** The keystone metrics of one registry. */
 export class KeystoneMetrics {
   private readonly stops: Counter<'strategy' | 'result'>;
   private readonly latency: Histogram;

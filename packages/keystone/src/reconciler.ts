@@ -42,6 +42,7 @@ import { actOn, progressUpdates, reportEvent, type ActionReport } from './strate
 import { createPodApi, type PodApi, type PodExecApi } from './strategies/api.js';
 import { keepLifecycleFields } from './transform.js';
 
+/** The client, pod cache, transports and settings of a KeystoneReconciler. */
 export interface KeystoneReconcilerOptions {
   client: KubeClient;
   /** Reads a pod from the informer cache by "namespace/name". */
@@ -77,6 +78,7 @@ function newerResourceVersion(a: string | undefined, b: string | undefined): boo
   return BigInt(a) > BigInt(b);
 }
 
+/** The keystone Reconciler (see the guarantees above). */
 export class KeystoneReconciler implements Reconciler {
   private readonly opts: KeystoneReconcilerOptions;
   private readonly log: Logger;

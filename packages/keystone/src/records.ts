@@ -15,12 +15,14 @@
  */
 import type { InvalidAnnotationError } from '@podlife/core';
 
+/** The pod conditions keystone writes (DESIGN 3.5). */
 export const ConditionType = {
   KeystoneFinished: 'podlife.dev/KeystoneFinished',
   SidecarsStopped: 'podlife.dev/SidecarsStopped',
   LifecycleValid: 'podlife.dev/LifecycleValid',
 } as const;
 
+/** The reasons of the Events keystone records (DESIGN 3.5). */
 export const EventReason = {
   KeystoneFinished: 'KeystoneFinished',
   StoppingContainer: 'StoppingContainer',
@@ -30,6 +32,7 @@ export const EventReason = {
   InvalidLifecycleAnnotations: 'InvalidLifecycleAnnotations',
 } as const;
 
+/** A pod condition to merge by type. */
 export interface PodConditionInput {
   readonly type: string;
   readonly status: 'True' | 'False';
@@ -37,6 +40,7 @@ export interface PodConditionInput {
   readonly message: string;
 }
 
+/** An Event to record on the pod, with the condition change it announces. */
 export interface LifecycleEvent {
   readonly type: 'Normal' | 'Warning';
   readonly reason: string;

@@ -51,6 +51,7 @@ function podUser(sc: V1PodSecurityContext): V1PodSecurityContext {
 
 const podKind = { apiVersion: 'v1', kind: 'Pod' } as const;
 
+/** The pod cache's transform: only what the lifecycle controllers read (see above). */
 export function keepLifecycleFields(pod: V1Pod): V1Pod {
   const m = pod.metadata ?? {};
   const identity = { name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion };

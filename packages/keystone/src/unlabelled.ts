@@ -17,6 +17,7 @@ import { ManagedLabel, hasManagedLabel } from './annotations.js';
 import { Gauge, type Registry } from 'prom-client';
 import { hasPodlifeAnnotation } from './transform.js';
 
+/** The name of the gauge counting annotated pods without the managed label. */
 export const UNLABELLED_GAUGE = 'podlife_unlabelled_annotated_pods';
 
 /** True for a pod a managed-only controller does not see although it asks for podlife. */
@@ -24,6 +25,7 @@ export function isUnlabelledAnnotated(metadata: V1ObjectMeta | undefined): boole
   return hasPodlifeAnnotation(metadata?.annotations) && !hasManagedLabel(metadata?.labels);
 }
 
+/** Where the audit reports, how it lists pods, and how often it may run. */
 export interface UnlabelledAuditOptions {
   registry: Registry;
   logger: Logger;
@@ -41,6 +43,7 @@ export interface UnlabelledFinding {
 
 const EXAMPLES = 5;
 
+/** Counts annotated pods a managed-only controller cannot see (see above). */
 export class UnlabelledPodAudit {
   private readonly opts: UnlabelledAuditOptions;
   private last: { at: number; finding: UnlabelledFinding } | undefined;

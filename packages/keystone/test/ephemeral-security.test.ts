@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { V1Pod, V1SecurityContext } from '@kubernetes/client-node';
 import { describe, it } from 'mocha';
-import { RESTRICTED_STOP_CONTEXT, ephemeralStopContainer, type StopSpec } from '../src/index.js';
+import { type StopSpec } from '../src/index.js';
+import { RESTRICTED_STOP_CONTEXT, ephemeralStopContainer } from '../src/strategies/ephemeral.js';
 
 const TERM: StopSpec = { kind: 'signal', signal: 'TERM' };
 const HTTP: StopSpec = { kind: 'http', port: 4191, path: '/shutdown' };

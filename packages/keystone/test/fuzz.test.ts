@@ -7,18 +7,9 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, it } from 'mocha';
 import { InvalidAnnotationError } from '@podlife/core';
-import {
-  evaluatePod,
-  formatStopSpec,
-  handleAdmissionReview,
-  lifecycleMutator,
-  parseStopSpec,
-  readLifecycle,
-  REPORTED_PROBLEMS_MAX,
-  WARNING_CHARS_MAX,
-  WARNINGS_MAX,
-  type AdmissionReviewOut,
-} from '../src/index.js';
+import { evaluatePod, formatStopSpec, handleAdmissionReview, lifecycleMutator, parseStopSpec, readLifecycle, type AdmissionReviewOut } from '../src/index.js';
+import { REPORTED_PROBLEMS_MAX } from '../src/annotations.js';
+import { WARNING_CHARS_MAX, WARNINGS_MAX } from '../src/webhook/admission.js';
 import { T0 } from './fixtures.js';
 
 const budget = (ms: number, numRuns: number) => ({ numRuns, interruptAfterTimeLimit: ms });

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'mocha';
-import { postScriptArgv } from '../src/index.js';
+import { postScriptArgv } from '../src/strategies/commands.js';
 
 /** Runs the stop script with busybox's sh and applets, as a busybox stop image would. */
 function run(port: number, path: string): Promise<number> {

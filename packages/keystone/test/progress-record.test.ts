@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
-import { issuedStops, stopFailedUpdate, stoppingUpdate, type IssuedStop } from '../src/index.js';
+import { type IssuedStop } from '../src/index.js';
+import { issuedStops, stopFailedUpdate, stoppingUpdate } from '../src/records.js';
 
 const longNames = Array.from({ length: 12 }, (_, i) => `sidecar-${String(i).padStart(2, '0')}-${'x'.repeat(44)}`);
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import type { V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import type { KubeClient, KubeObject } from '@podlife/core';
 import { ApiError } from '@podlife/core';
-import { signalScriptArgv, type ExecResult, type PodApi, type PodExecApi } from '../src/index.js';
+import { type ExecResult, type PodApi, type PodExecApi } from '../src/index.js';
+import { signalScriptArgv } from '../src/strategies/commands.js';
 import { KeystoneReconciler, type KeystoneReconcilerOptions } from '../src/reconciler.js';
 
 const T0 = Date.parse('2025-01-01T00:00:00Z');

@@ -1,29 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import sinon from 'sinon';
-import {
-  KILLED_WITH_NAMESPACE_EXIT,
-  LINGERING_SIGNAL_SCRIPT,
-  NO_HANDLER_EXIT,
-  POST_SCRIPT,
-  SIGNAL_SCRIPT,
-  deletePod,
-  ephemeralName,
-  evaluatePod,
-  execCommands,
-  markPhase,
-  actOn,
-  progressUpdates,
-  reportEvent,
-  stopByEphemeral,
-  stopByExec,
-  type ActContext,
-  type ActionReport,
-  type ExecResult,
-  type PodApi,
-  type PodExecApi,
-  type StopDecision,
-} from '../src/index.js';
+import { evaluatePod, actOn, stopByExec, type ActContext, type ActionReport, type ExecResult, type PodApi, type PodExecApi, type StopDecision } from '../src/index.js';
+import { KILLED_WITH_NAMESPACE_EXIT } from '../src/strategies/exec.js';
+import { LINGERING_SIGNAL_SCRIPT, POST_SCRIPT, SIGNAL_SCRIPT, execCommands } from '../src/strategies/commands.js';
+import { NO_HANDLER_EXIT, ephemeralName } from '../src/stop-containers.js';
+import { deletePod } from '../src/strategies/delete.js';
+import { markPhase } from '../src/strategies/phase.js';
+import { progressUpdates, reportEvent } from '../src/strategies/act.js';
+import { stopByEphemeral } from '../src/strategies/ephemeral.js';
 import { pod, T0 } from './fixtures.js';
 
 const ok: ExecResult = { exitCode: 0, stdout: '', stderr: '' };

@@ -3,22 +3,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { V1Node } from '@kubernetes/client-node';
 import { describe, it } from 'mocha';
-import {
-  createAdmissionHandler,
-  formatStopSpec,
-  handleAdmissionReview,
-  lifecycleMutator,
-  markContainerOps,
-  markRoleOps,
-  nativeSidecarOps,
-  nodesSupportNativeSidecars,
-  parseKubeletVersion,
-  parseStopSpec,
-  planNativeSidecars,
-  setStopSpecOps,
-  lifecycleAnnotationOps,
-  managedLabelOps,
-} from '../src/index.js';
+import { createAdmissionHandler, formatStopSpec, handleAdmissionReview, lifecycleMutator, markContainerOps, markRoleOps, nativeSidecarOps, parseStopSpec, setStopSpecOps, lifecycleAnnotationOps } from '../src/index.js';
+import { nodesSupportNativeSidecars, parseKubeletVersion } from '../src/kubelet-version.js';
+import { planNativeSidecars, managedLabelOps } from '../src/webhook/patches.js';
 import { pod } from './fixtures.js';
 
 const node = (v: string): V1Node => ({ status: { nodeInfo: { kubeletVersion: v } as never } });

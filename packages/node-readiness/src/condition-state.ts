@@ -11,8 +11,10 @@ import { timeMs } from '@podlife/core';
 import type { ConditionStatus } from '@podlife/core';
 import type { ResolvedCondition } from './rule.js';
 
+/** The four states of a watched node condition. */
 export type ConditionState = 'True' | 'False' | 'Unknown' | 'Missing';
 
+/** One node condition as a gate sees it: its state and freshness, whether it satisfies or fails the rule, and since when. */
 export interface ConditionObservation {
   type: string;
   state: ConditionState;

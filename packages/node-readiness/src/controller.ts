@@ -22,6 +22,7 @@ import { NodeReconciler } from './node-reconciler.js';
 import type { NodeReadinessRule } from './rule.js';
 import { RuleReconciler, rulePath } from './rule-reconciler.js';
 
+/** Zero-config mode, concurrency, removal Events, status resync and logging of the node-readiness controllers. */
 export interface NodeReadinessControllerOptions {
   /** Remove unclaimed readiness.k8s.io/<Type> taints when condition <Type> is True; default true. */
   zeroConfig?: boolean;
@@ -38,6 +39,7 @@ export interface NodeReadinessControllerOptions {
   logger?: Logger;
 }
 
+/** The two node-readiness controllers and the fleet view they share. */
 export interface NodeReadinessControllers {
   nodes: Controller;
   rules: Controller;
@@ -69,6 +71,7 @@ export function slimNode(node: V1Node): V1Node {
   };
 }
 
+/** The node and rule controllers on `manager`'s informers; add both with `manager.add`. */
 export function nodeReadinessController(manager: Manager, options: NodeReadinessControllerOptions = {}): NodeReadinessControllers {
   const nodeInformer = manager.informer<V1Node>({ path: '/api/v1/nodes', transform: slimNode, name: 'nodes' });
   const ruleInformer = manager.informer<NodeReadinessRule>({ path: rulePath(), name: 'nodereadinessrules' });

@@ -155,6 +155,7 @@ const statusSchema = {
   },
 };
 
+/** The NodeReadinessRule CustomResourceDefinition. */
 export const nodeReadinessRuleCrd = {
   apiVersion: 'apiextensions.k8s.io/v1',
   kind: 'CustomResourceDefinition',

@@ -26,10 +26,12 @@ import { resolveRules } from './ruleset.js';
 import type { RuleSet } from './ruleset.js';
 import { selectorMatches } from './selector.js';
 
+/** Where a gate comes from: a rule, or zero-config mode. */
 export type GateSource = 'rule' | 'zero-config';
 /** Per node and gate, for status counts and the nodes-by-state metric. */
 export type GateState = 'satisfied' | 'failing' | 'unknown' | 'missing' | 'completed' | 'not-selected' | 'foreign';
 
+/** One gate on one node: its state, its conditions, and what it wants done. */
 export interface GateEvaluation {
   /** The rule name, or the taint key for a zero-config gate. */
   gate: string;
@@ -51,8 +53,10 @@ export interface GateEvaluation {
   message: string;
 }
 
+/** The kinds of taint change. */
 export type TaintOp = 'add' | 'remove' | 'adopt' | 'release';
 
+/** One change to a node's readiness taints or their ownership record. */
 export interface TaintChange {
   /** add/remove change the taint list; adopt/release change only the ownership record. */
   op: TaintOp;
@@ -67,6 +71,7 @@ export interface TaintChange {
   reason: string;
 }
 
+/** The outcome of `evaluateNode`: every gate, the changes due, and when to look again. */
 export interface NodeDecision {
   node: string;
   gates: GateEvaluation[];
@@ -77,6 +82,7 @@ export interface NodeDecision {
   nextEvaluationAtMs?: number;
 }
 
+/** Zero-config mode, and how old a condition heartbeat may be in it. */
 export interface EvaluateOptions {
   /** Remove unclaimed `readiness.k8s.io/<Type>` taints once condition <Type> is True; default true. */
   zeroConfig?: boolean;
@@ -142,6 +148,7 @@ interface NodeView {
 /** The fields every gate evaluation of a rule shares. */
 type GateBase = Pick<GateEvaluation, 'gate' | 'source' | 'taint' | 'mode' | 'dryRun' | 'selected' | 'tainted'>;
 
+/** What every gate says about `node` now, and the taint changes that follow (see above). */
 export function evaluateNode(
   node: V1Node,
   rules: readonly NodeReadinessRule[] | RuleSet,

@@ -12,6 +12,7 @@ import type { NodeReadinessRule } from './rule.js';
 import { resolveRules } from './ruleset.js';
 import type { RuleRejection } from './ruleset.js';
 
+/** What `podlife explain node` shows, as data. */
 export interface NodeExplanation {
   node: string;
   /** Gates whose taint is on the node and stays. */
@@ -27,6 +28,7 @@ export interface NodeExplanation {
   unexplainedTaints: string[];
 }
 
+/** Which gates hold `node` and why, in words (see above). */
 export function explainNode(node: V1Node, rules: readonly NodeReadinessRule[], nowMs: number, options: EvaluateOptions = {}): NodeExplanation {
   const set = resolveRules(rules);
   const d = evaluateNode(node, set, nowMs, options);

@@ -31,6 +31,7 @@ export function cacheView<T extends KubeObject>(informer: { store: { get(key: st
   return { get: (k) => informer.store.get(k), list: () => informer.store.list(), hasSynced: () => informer.hasSynced() };
 }
 
+/** The rule set, counts and token buckets the node and rule reconcilers share. */
 export class Fleet {
   private ruleSetKey = '';
   private cachedSet: RuleSet | undefined;

@@ -7,6 +7,7 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+/** The node-readiness metrics. */
 export interface NodeReadinessMetrics {
   /** Seconds from the gate's conditions becoming satisfied to its taint being removed. */
   removalLatency: Histogram<'rule'>;
@@ -24,6 +25,7 @@ function reuse<T>(registry: Registry, name: string, make: () => T): T {
   return (registry.getSingleMetric(name) as T | undefined) ?? make();
 }
 
+/** The node-readiness metrics in `registry`, created once per registry. */
 export function nodeReadinessMetrics(registry: Registry = new Registry()): NodeReadinessMetrics {
   const registers = [registry];
   return {

@@ -6,9 +6,13 @@
  * package spells them out.
  */
 export const RuleGroup = 'readiness.podlife.dev';
+/** The served version of the NodeReadinessRule API. */
 export const RuleVersion = 'v1alpha1';
+/** kind of NodeReadinessRule objects. */
 export const RuleKind = 'NodeReadinessRule';
+/** The plural resource name of NodeReadinessRules. */
 export const RuleResource = 'nodereadinessrules';
+/** apiVersion of NodeReadinessRule objects. */
 export const RuleApiVersion = `${RuleGroup}/${RuleVersion}`;
 
 /** Every taint a rule (or zero-config mode) manages starts with this prefix. */

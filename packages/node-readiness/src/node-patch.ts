@@ -19,6 +19,7 @@ import { CompletedAnnotation, ManagedTaintsAnnotation, ReadinessTaintPrefix } fr
 import { encodeMap, readCompletions, readManagedTaints } from './ownership.js';
 import { taintId } from './rule.js';
 
+/** The single JSON patch that applies `changes` to `node` (see the guarantees above). */
 export function planNodePatch(node: V1Node, changes: readonly TaintChange[], nowMs: number): JsonPatchOp[] {
   if (changes.length === 0) return [];
   const before = node.spec?.taints ?? [];

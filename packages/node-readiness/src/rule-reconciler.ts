@@ -33,11 +33,14 @@ export interface RuleReconcilerOptions {
   statusResyncMs?: number;
 }
 
+/** The rule status condition saying whether the rule is in force. */
 export const AcceptedCondition = 'Accepted';
+/** The rule status condition saying whether the rule's circuit breaker is open. */
 export const CircuitBreakerCondition = 'CircuitBreakerOpen';
 const gaugeStates = ['satisfied', 'failing', 'unknown', 'missing', 'completed'] as const;
 const statusCountMaxAgeMs = 1_000;
 
+/** The REST path of the NodeReadinessRule collection, or of one rule (and subresource). */
 export function rulePath(name?: string, subresource?: string): string {
   return resourcePath({ group: RuleGroup, version: RuleVersion, resource: RuleResource, ...(name ? { name } : {}), ...(subresource ? { subresource } : {}) });
 }

@@ -12,10 +12,14 @@ import { qualifiedNameProblem, timeMs } from '@podlife/core';
 import type { ConditionStatus, ConditionLike } from '@podlife/core';
 import { ReadinessTaintPrefix, RuleApiVersion, RuleKind } from './names.js';
 
+/** Whether a rule only removes its taint once (bootstrap-only) or also re-adds it (continuous). */
 export type EnforcementMode = 'bootstrap-only' | 'continuous';
+/** Whether every condition of a rule must hold (allOf) or one is enough (anyOf). */
 export type ConditionMatch = 'allOf' | 'anyOf';
+/** The effect of a readiness taint. */
 export type TaintEffect = 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
 
+/** One node condition a rule waits for. */
 export interface RuleCondition {
   type: string;
   /** The status that satisfies this condition; default True. */
@@ -24,6 +28,7 @@ export interface RuleCondition {
   defaultStatus?: ConditionStatus;
 }
 
+/** Limits on how many nodes a rule may taint, and how fast. */
 export interface RuleGuardrails {
   /** Stop adding taints when more than this share of matched nodes would carry it; default 50. */
   maxTaintedPercent?: number;
@@ -33,6 +38,7 @@ export interface RuleGuardrails {
   additionBurst?: number;
 }
 
+/** What a rule waits for, which taint it manages, on which nodes, and its guardrails. */
 export interface NodeReadinessRuleSpec {
   conditions: RuleCondition[];
   match?: ConditionMatch;
@@ -49,6 +55,7 @@ export interface NodeReadinessRuleSpec {
   guardrails?: RuleGuardrails;
 }
 
+/** What the controller publishes on a rule: counts and conditions. */
 export interface NodeReadinessRuleStatus {
   observedGeneration?: number;
   matchedNodes?: number;
@@ -64,6 +71,7 @@ export interface NodeReadinessRuleStatus {
   conditions?: ConditionLike[];
 }
 
+/** The NodeReadinessRule resource (readiness.podlife.dev). */
 export interface NodeReadinessRule {
   apiVersion?: string;
   kind?: string;
@@ -72,6 +80,7 @@ export interface NodeReadinessRule {
   status?: NodeReadinessRuleStatus;
 }
 
+/** A rule condition with its defaults applied. */
 export interface ResolvedCondition {
   type: string;
   requiredStatus: ConditionStatus;
@@ -97,6 +106,7 @@ export interface ResolvedRule {
   additionBurst: number;
 }
 
+/** One reason a rule is invalid, naming its field. */
 export interface RuleProblem {
   field: string;
   message: string;

@@ -12,6 +12,7 @@ import { resolveRule } from './rule.js';
 import type { NodeReadinessRule, ResolvedRule, RuleProblem } from './rule.js';
 import { selectorsMayOverlap } from './selector.js';
 
+/** Why a rule is not in force. */
 export interface RuleRejection {
   reason: 'Invalid' | 'Overlapping';
   message: string;
@@ -19,6 +20,7 @@ export interface RuleRejection {
   overlapsWith?: string;
 }
 
+/** The rules in force, those being deleted, and those rejected. */
 export interface RuleSet {
   /** Accepted rules, oldest first. */
   active: ResolvedRule[];
@@ -35,6 +37,7 @@ function byAge(a: ResolvedRule, b: ResolvedRule): number {
   return a.createdMs - b.createdMs || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
+/** Which rules are in force, and why the others are not (see the guarantees above). */
 export function resolveRules(rules: readonly NodeReadinessRule[]): RuleSet {
   const set: RuleSet = { active: [], deleting: [], rejected: new Map(), known: new Set(), claimedKeys: new Set() };
   const candidates: ResolvedRule[] = [];

@@ -3,8 +3,9 @@ import { ApiError, Store } from '@podlife/core';
 import type { EventRecorderLike, KubeClient, KubeObject } from '@podlife/core';
 import { Registry } from 'prom-client';
 import sinon from 'sinon';
-import { Fleet, nodeReadinessMetrics } from '../src/index.js';
-import type { CacheView, NodeReadinessRule } from '../src/index.js';
+import { nodeReadinessMetrics } from '../src/index.js';
+import type { NodeReadinessRule } from '../src/index.js';
+import { Fleet, type CacheView } from '../src/fleet.js';
 
 export function cache<T extends KubeObject>(objects: T[], synced = true): CacheView<T> & { store: Store<T>; synced: boolean } {
   const store = Store.of(objects);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { ruleChangeAffectsNodes, summarizeRules } from '../src/index.js';
+import { ruleChangeAffectsNodes } from '../src/controller.js';
+import { summarizeRules } from '../src/summary.js';
 import { GPU, T0, gpuNode, rule } from './builders.js';
 import { rig } from './fakes.js';
 

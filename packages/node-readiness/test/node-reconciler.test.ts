@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { ApiError } from '@podlife/core';
-import { NodeReconciler } from '../src/index.js';
+import { NodeReconciler } from '../src/node-reconciler.js';
 import { GPU, T0, gpuNode, node, rule } from './builders.js';
 import { apiError, metricValue, rig } from './fakes.js';
 import type { Rig } from './fakes.js';

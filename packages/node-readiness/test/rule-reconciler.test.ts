@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { CleanupFinalizer, RuleReconciler } from '../src/index.js';
+import { CleanupFinalizer } from '../src/index.js';
+import { RuleReconciler } from '../src/rule-reconciler.js';
 import type { NodeReadinessRuleStatus } from '../src/index.js';
 import { GPU, T0, gpuNode, rule } from './builders.js';
 import { metricValue, rig } from './fakes.js';

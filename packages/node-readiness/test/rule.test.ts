@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { parseDuration, resolveRule, resolveRules, selectorMatches, selectorsMayOverlap } from '../src/index.js';
+import { resolveRules } from '../src/index.js';
+import { parseDuration, resolveRule } from '../src/rule.js';
+import { selectorMatches, selectorsMayOverlap } from '../src/selector.js';
 import type { NodeReadinessRule } from '../src/index.js';
 import { T0, rule } from './builders.js';
 

@@ -18,8 +18,10 @@ import type { V1Container, V1ContainerStateTerminated, V1ContainerStatus, V1Pod 
 import { timeMs } from '@podlife/core';
 import { oneLine } from './text.js';
 
+/** A container's effective restart policy. */
 export type RestartPolicy = 'Always' | 'OnFailure' | 'Never';
 
+/** How a container run ended. */
 export interface Termination {
   exitCode: number;
   /** The runtime's reason: `Error`, `Completed`, `OOMKilled`, `StartError`, … */
@@ -31,6 +33,7 @@ export interface Termination {
   finishedAtMs?: number;
 }
 
+/** A container found crash-looping: which state of the loop it is in, and its last exit. */
 export interface CrashLoop {
   container: string;
   /** `exited`: terminated, restart pending; `backingOff`: CrashLoopBackOff; `runningAgain`: restarted, not ready yet. */

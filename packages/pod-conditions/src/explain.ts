@@ -24,6 +24,7 @@ import { containerRestartPolicy, crashLoop, describeExit, pendingRestart } from 
 import type { CrashLoop, Termination } from './crash-loop.js';
 import type { StageName } from './timeline.js';
 
+/** Why a pod is stuck (or that it is not), machine-readable. */
 export type DiagnosisCause =
   | 'Ready'
   | 'Succeeded'
@@ -47,6 +48,7 @@ export type DiagnosisCause =
   | 'ReadinessGateFalse'
   | 'Unknown';
 
+/** Where a pod is stuck, the cause, and one sentence saying what to do. */
 export interface Diagnosis {
   /** The first stage not reached, or `ready` when the pod is ready (or finished). */
   stage: StageName;

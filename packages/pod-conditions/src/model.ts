@@ -9,6 +9,7 @@
  */
 import type { V1Pod, V1PodCondition } from '@kubernetes/client-node';
 
+/** The pod condition types Kubernetes writes. */
 export const PodConditionType = {
   PodScheduled: 'PodScheduled',
   PodReadyToStartContainers: 'PodReadyToStartContainers',
@@ -23,6 +24,7 @@ export const PodConditionType = {
 } as const;
 export type PodConditionType = (typeof PodConditionType)[keyof typeof PodConditionType];
 
+/** What one pod condition type means, who writes it, and since which version. */
 export interface PodConditionInfo {
   type: PodConditionType;
   /** What `True` says about the pod. */

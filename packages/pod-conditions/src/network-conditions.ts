@@ -16,8 +16,10 @@ import { networkReady } from './sandbox.js';
 import type { IpFamily } from './sandbox.js';
 import { podConditionsController } from './pod-controller.js';
 
+/** The annotation that opts a pod into network conditions (value `"true"`). */
 export const networkConditionsAnnotation = 'podlife.dev/network-conditions';
 
+/** The per-family network conditions written on opted-in pods. */
 export const NetworkConditionType = {
   IPv4Ready: 'network.podlife.dev/IPv4Ready',
   IPv6Ready: 'network.podlife.dev/IPv6Ready',
@@ -40,6 +42,7 @@ export function networkConditions(pod: V1Pod): ConditionInput<V1PodCondition>[] 
   });
 }
 
+/** Scope and concurrency of the network conditions controller. */
 export interface NetworkConditionsOptions {
   /** Watch one namespace only; default all. */
   namespace?: string;

@@ -13,6 +13,7 @@ import type { ConditionInput, Manager } from '@podlife/core';
 import { setPodCondition } from './set-condition.js';
 import type { PodStatusClient } from './set-condition.js';
 
+/** The conditions computed for a pod, and when to compute them again. */
 export interface Computed {
   conditions: ConditionInput<V1PodCondition>[];
   /** Compute again after this long (outside state the pod does not reflect). */

@@ -29,6 +29,7 @@ export type GateVerdict =
   | TriState
   | { status: TriState | boolean; reason?: string; message?: string; requeueAfterMs?: number };
 
+/** The condition type of a gate and the function that computes it. */
 export interface ReadinessGateOptions {
   /** The condition type pods list in `spec.readinessGates`, e.g. `example.com/lb-registered`. */
   conditionType: string;
@@ -44,6 +45,7 @@ export interface ReadinessGateOptions {
   now?: () => number;
 }
 
+/** Keeps one readiness-gate condition on every pod that lists it (see above). */
 export class ReadinessGate {
   readonly conditionType: string;
   private readonly spec: PodConditionsSpec;

@@ -10,6 +10,7 @@
 import { formatDuration } from './duration.js';
 import type { PodTimeline, TimelineEntry } from './timeline.js';
 
+/** Width and glyphs of a rendered timeline. */
 export interface RenderOptions {
   /** Total columns, at least 40. Default 80. */
   width?: number;

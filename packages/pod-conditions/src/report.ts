@@ -17,6 +17,7 @@ import { renderTimeline } from './render.js';
 import type { RenderOptions } from './render.js';
 import { formatDuration } from './duration.js';
 
+/** The JSON shape of `podlife explain -o json`. */
 export interface PodExplanation {
   apiVersion: 'podlife.dev/v1alpha1';
   kind: 'PodExplanation';
@@ -28,6 +29,7 @@ export interface PodExplanation {
   diagnosis: Diagnosis;
 }
 
+/** Everything `podlife explain` shows about a pod, as data. */
 export function podExplanation(pod: V1Pod, events: readonly PodEvent[] | undefined, nowMs: number): PodExplanation {
   const created = timeMs(pod.metadata?.creationTimestamp);
   const ref: PodExplanation['pod'] = { namespace: pod.metadata?.namespace ?? 'default', name: pod.metadata?.name ?? '' };

@@ -19,9 +19,12 @@ import type { V1Pod, V1ContainerStatus } from '@kubernetes/client-node';
 import { timeMs } from '@podlife/core';
 import { podCondition } from './model.js';
 
+/** A condition status: known true, known false, or cannot tell. */
 export type TriState = 'True' | 'False' | 'Unknown';
+/** An IP family of a pod address. */
 export type IpFamily = 'IPv4' | 'IPv6';
 
+/** A tri-state answer, where it came from, and why. */
 export interface Readiness {
   status: TriState;
   source: 'condition' | 'inferred';

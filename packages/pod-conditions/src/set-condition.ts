@@ -18,6 +18,7 @@ import type { ConditionInput, KubeClient } from '@podlife/core';
 /** What setPodCondition needs of a client. */
 export type PodStatusClient = Pick<KubeClient, 'get' | 'patch'>;
 
+/** Clock, retries, locking and abort signal of a condition write. */
 export interface SetPodConditionOptions {
   /** The time written as `lastTransitionTime` on a status change. Default: now. */
   nowMs?: number;
@@ -28,6 +29,7 @@ export interface SetPodConditionOptions {
   signal?: AbortSignal;
 }
 
+/** Whether a condition write happened, and the pod after it. */
 export interface SetPodConditionResult {
   /** Whether a write happened. */
   changed: boolean;
@@ -64,6 +66,7 @@ function podPath(pod: V1Pod, subresource?: string): string {
   return resourcePath(subresource ? { ...ref, subresource } : ref);
 }
 
+/** Write one condition on a pod (see the guarantees above); resolves with whether it changed. */
 export async function setPodCondition(
   client: PodStatusClient,
   pod: V1Pod,

@@ -18,6 +18,7 @@ import { firstContainerStartMs } from './sandbox.js';
 import { eventContainer, eventFirstMs, eventTimeMs, eventsOf } from './events.js';
 import type { PodEvent } from './events.js';
 
+/** The start stages of a pod. */
 export type StageName = 'scheduled' | 'sandbox' | 'initialized' | 'containersReady' | 'ready';
 
 export const stageOrder: readonly StageName[] = ['scheduled', 'sandbox', 'initialized', 'containersReady', 'ready'];
@@ -38,6 +39,7 @@ const stageCondition: Readonly<Record<StageName, string>> = {
   ready: 'Ready',
 };
 
+/** One stage or image pull on the timeline: when it was reached and how long it took. */
 export interface TimelineEntry {
   kind: 'stage' | 'pull';
   /** A stage name, or `pull:<container>`. */
@@ -52,6 +54,7 @@ export interface TimelineEntry {
   durationMs?: number;
 }
 
+/** A pod's start stages and image pulls, with times and durations. */
 export interface PodTimeline {
   createdMs?: number;
   /** Stages ordered by time reached, then the rest; pulls are in `pulls`, ordered by start. */

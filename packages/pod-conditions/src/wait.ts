@@ -16,8 +16,10 @@ import type { KubeClient, ListWatchTransport } from '@podlife/core';
 import { podCondition } from './model.js';
 import { formatDuration } from './duration.js';
 
+/** The reasons a wait for a pod condition can fail. */
 export type PodWaitFailure = 'NotFound' | 'Deleted' | 'Replaced' | 'Finished' | 'Timeout' | 'Aborted';
 
+/** Why waiting for a pod condition ended without it. */
 export class PodWaitError extends Error {
   readonly reason: PodWaitFailure;
   /** The pod as last seen, when it was seen at all. */
@@ -30,6 +32,7 @@ export class PodWaitError extends Error {
   }
 }
 
+/** The status waited for, the time limit and the abort signal of a wait. */
 export interface WaitForPodConditionOptions {
   /** The status to wait for; default 'True'. */
   status?: 'True' | 'False' | 'Unknown';

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { podCondition, podConditionStatus, podConditions, conditionAliases, readinessGateTypes } from '../src/index.js';
+import { podCondition, podConditions } from '../src/index.js';
+import { podConditionStatus, conditionAliases, readinessGateTypes } from '../src/model.js';
 import { pod } from './fixtures.js';
 
 describe('the pod condition model', () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { KubeClient, Manager } from '@podlife/core';
-import { networkConditions, networkConditionsController, wantsNetworkConditions } from '../src/index.js';
+import { networkConditionsController } from '../src/index.js';
+import { networkConditions, wantsNetworkConditions } from '../src/network-conditions.js';
 import { pod, startedPod } from './fixtures.js';
 
 const annotated = <T extends { build(): import('@kubernetes/client-node').V1Pod }>(b: T, value = 'true') => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { podTimeline, renderTimeline, formatDuration } from '../src/index.js';
+import { podTimeline, renderTimeline } from '../src/index.js';
+import { formatDuration } from '../src/duration.js';
 import { event, ms, pod, startedPod } from './fixtures.js';
 
 describe('renderTimeline', () => {

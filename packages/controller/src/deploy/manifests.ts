@@ -17,6 +17,7 @@ import { WEBHOOK_OPT_IN_LABEL, WEBHOOK_OPT_IN_VALUE } from '@podlife/keystone';
 import { controllerPermissions, leaderElectionRules, type PolicyRule } from '../rbac/rules.js';
 import type { ControllerName } from '../options/flags.js';
 
+/** A Kubernetes object as a manifest. */
 export interface KubeManifest {
   apiVersion: string;
   kind: string;
@@ -24,6 +25,7 @@ export interface KubeManifest {
   [field: string]: unknown;
 }
 
+/** What the manifests are rendered for: namespace, image, controllers, scoping, replicas, Lease, network policy, size. */
 export interface DeployOptions {
   namespace: string;
   image: string;
@@ -44,6 +46,7 @@ export interface DeployOptions {
   size: ControllerSizeName;
 }
 
+/** The sizes the manifests can be rendered for. */
 export type ControllerSizeName = 'medium' | 'large' | 'large-keystone' | 'large-managed';
 
 /**
@@ -74,6 +77,7 @@ export const CONTROLLER_SIZES: Readonly<Record<ControllerSizeName, ControllerSiz
 /** Label a pod carries to be sent to the webhook (the objectSelector): keystone's, re-exported. */
 export { WEBHOOK_OPT_IN_LABEL, WEBHOOK_OPT_IN_VALUE };
 export const WEBHOOK_PATH = '/mutate-pods';
+/** The controller's ServiceAccount. */
 export const SERVICE_ACCOUNT = 'podlife-controller';
 /** The Service the API server calls the webhook through, and the Secret holding its certificate. */
 export const SERVICE_NAME = 'podlife-controller';
@@ -81,6 +85,7 @@ export const WEBHOOK_TLS_SECRET = 'podlife-webhook-tls';
 /** The cert-manager Certificate the webhook configuration's CA is injected from. */
 export const WEBHOOK_CERTIFICATE = 'podlife-webhook';
 
+/** The options the checked-in manifests under deploy/ are rendered with. */
 export const defaultDeployOptions: DeployOptions = {
   namespace: 'podlife-system',
   image: 'podlife/podlife-controller:0.1.0',
@@ -385,6 +390,7 @@ export function webhookEntry(clientConfig: Record<string, unknown>, o: Pick<Depl
   };
 }
 
+/** One file under deploy/ and the manifests it holds. */
 export interface DeployFile {
   name: string;
   manifests: KubeManifest[];

@@ -36,6 +36,7 @@ export const TAINT_REMOVAL_SLO_SECONDS = 10;
 
 const webhook = `route="${WEBHOOK_PATH}"`;
 
+/** The Prometheus alerting rules shipped under deploy/observability. */
 export function alertRuleGroups(): RuleGroup[] {
   return [
     {
@@ -218,6 +219,7 @@ export const DASHBOARD_ROWS: { title: string; panels: Panel[] }[] = [
 
 const datasource = { type: 'prometheus', uid: '${datasource}' };
 
+/** The Grafana dashboard shipped under deploy/observability. */
 export function dashboard(): Record<string, unknown> {
   const panels: Record<string, unknown>[] = [];
   let id = 1;

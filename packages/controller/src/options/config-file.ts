@@ -20,6 +20,7 @@ import { parseDocument } from 'yaml';
 export type StopStrategy = 'auto' | 'exec' | 'ephemeral';
 export const stopStrategies: readonly StopStrategy[] = ['auto', 'exec', 'ephemeral'];
 
+/** The controller's configuration file, every default applied. */
 export interface ControllerConfig {
   /** Named commands for `stop.podlife.dev/<c>: exec:<name>`; each an argv, never a shell line. */
   execCommands: Record<string, string[]>;
@@ -39,14 +40,17 @@ export interface ControllerConfig {
   managedPodsOnly?: boolean;
 }
 
+/** One problem in a configuration file, naming its field. */
 export interface ConfigProblem {
   /** Path of the field, dotted, with [i] for list items; '' for the document itself. */
   field: string;
   message: string;
 }
 
+/** A configuration, or every problem found in it. */
 export type ConfigResult = { ok: true; config: ControllerConfig } | { ok: false; problems: ConfigProblem[] };
 
+/** The configuration an empty file (or none) gives. */
 export const defaultConfig: ControllerConfig = Object.freeze({
   execCommands: {},
   ephemeralContainerImage: undefined,

@@ -9,8 +9,10 @@ import { parseArgs } from 'node:util';
 import { namespaceProblem } from './config-file.js';
 
 export const controllerNames = ['keystone', 'network-conditions', 'node-readiness'] as const;
+/** The controllers `--controllers` can name. */
 export type ControllerName = (typeof controllerNames)[number];
 
+/** podlife-controller's flags, parsed and checked. */
 export interface ControllerFlags {
   controllers: ControllerName[];
   /** Namespaces given on the command line (repeatable flag); empty means "from the config file, else all". */
@@ -35,6 +37,7 @@ export interface ControllerFlags {
   help: boolean;
 }
 
+/** The flags, or every problem found in them. */
 export type FlagsResult = { ok: true; flags: ControllerFlags } | { ok: false; problems: string[] };
 
 export const defaultControllers: readonly ControllerName[] = ['keystone', 'network-conditions'];

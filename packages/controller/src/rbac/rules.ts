@@ -8,6 +8,7 @@
  */
 import type { ControllerName } from '../options/flags.js';
 
+/** An RBAC policy rule. */
 export interface PolicyRule {
   apiGroups: string[];
   resources: string[];
@@ -15,6 +16,7 @@ export interface PolicyRule {
   resourceNames?: string[];
 }
 
+/** One controller's rules, split by the scope they are granted in. */
 export interface ControllerPermissions {
   /** Rules on cluster-scoped objects (nodes, cluster-scoped custom resources): always a ClusterRole. */
   cluster: PolicyRule[];
@@ -24,6 +26,7 @@ export interface ControllerPermissions {
 
 const eventWrite: PolicyRule = { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] };
 
+/** The RBAC rules each controller needs, by scope. */
 export const controllerPermissions: Readonly<Record<ControllerName, ControllerPermissions>> = {
   keystone: {
     // The webhook converts sidecars to native ones only when every node's kubelet supports them.

@@ -10,6 +10,7 @@ import { webcrypto } from 'node:crypto';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 
+/** A throw-away CA and a serving certificate and key it signed, as PEM. */
 export interface DevCertificates {
   /** PEM of the CA certificate: the caBundle (base64 of this) a webhook configuration trusts. */
   caPem: string;

@@ -33,6 +33,7 @@ export interface WebhookLog {
   error(obj: object, msg: string): void;
 }
 
+/** Certificate files, port, routes and bounds of the webhook server. */
 export interface WebhookServerOptions {
   certFile: string;
   keyFile: string;
@@ -86,6 +87,7 @@ class ByteBudget {
   }
 }
 
+/** The HTTPS admission webhook server (see the guarantees above). */
 export class WebhookServer {
   private readonly opts: WebhookServerOptions;
   private readonly log: WebhookLog;

@@ -29,6 +29,7 @@ import { stopByEphemeral } from './ephemeral.js';
 import { stopByExec, type StopAttempt } from './exec.js';
 import { markPhase } from './phase.js';
 
+/** What `actOn` did, one report per action, for Events and metrics. */
 export type ActionReport =
   | {
       readonly kind: 'stop-issued';
@@ -52,6 +53,7 @@ export type ActionReport =
     }
   | { readonly kind: 'deleted' | 'phase'; readonly outcome: 'done' | 'already' | 'failed'; readonly detail: string; readonly error?: string };
 
+/** The APIs, settings and clock a pass of `actOn` works with. */
 export interface ActContext {
   readonly pods: PodApi;
   readonly exec?: PodExecApi;
@@ -63,6 +65,7 @@ export interface ActContext {
   readonly signal?: AbortSignal;
 }
 
+/** The outcome of one pass of `actOn`. */
 export interface ActResult {
   /** Stops attempted in this pass (escalations included), to add to the progress record. */
   readonly issued: readonly IssuedStop[];

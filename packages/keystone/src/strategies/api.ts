@@ -13,12 +13,14 @@ import { Writable } from 'node:stream';
 import { Exec, type KubeConfig, type V1EphemeralContainer, type V1Pod, type V1Status } from '@kubernetes/client-node';
 import { ContentType, isNotFound, resourcePath, type JsonPatchOp, type KubeClient } from '@podlife/core';
 
+/** A pod by namespace, name and (for preconditions) uid. */
 export interface PodRef {
   readonly namespace: string;
   readonly name: string;
   readonly uid?: string;
 }
 
+/** How a command run through pods/exec ended. */
 export interface ExecResult {
   /** 0 on success; undefined when the command never reported an exit code. */
   readonly exitCode: number | undefined;
@@ -27,10 +29,12 @@ export interface ExecResult {
   readonly error?: string;
 }
 
+/** Runs a command in a container (pods/exec). */
 export interface PodExecApi {
   exec(pod: PodRef, container: string, command: readonly string[], signal?: AbortSignal): Promise<ExecResult>;
 }
 
+/** The pod writes the actuators make. */
 export interface PodApi {
   /** PATCH pods/ephemeralcontainers adding one container (strategic merge by name). */
   addEphemeralContainer(pod: PodRef, container: V1EphemeralContainer): Promise<void>;

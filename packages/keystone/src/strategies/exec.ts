@@ -12,6 +12,7 @@ import type { PodExecApi, PodRef } from './api.js';
 import { execCommands } from './commands.js';
 import { NO_HANDLER_EXIT } from '../stop-containers.js';
 
+/** How one stop attempt went, with what was run. */
 export interface StopAttempt {
   readonly ok: boolean;
   /** What was run, for Events and logs. */
@@ -29,6 +30,7 @@ export interface StopAttempt {
  */
 export const KILLED_WITH_NAMESPACE_EXIT = 137;
 
+/** Deliver a stop spec through pods/exec, trying the spec's commands in order. */
 export async function stopByExec(
   api: PodExecApi,
   pod: PodRef,

@@ -24,6 +24,7 @@ import type { JsonPatchOp } from '@podlife/core';
 import { readLifecycle, type LifecycleOptions } from '../annotations.js';
 import { managedLabelOps, planNativeSidecars } from './patches.js';
 
+/** The request of an AdmissionReview, as much of it as podlife reads. */
 export interface AdmissionRequest {
   readonly uid: string;
   readonly kind?: { group?: string; version?: string; kind?: string };
@@ -34,6 +35,7 @@ export interface AdmissionRequest {
   readonly dryRun?: boolean;
 }
 
+/** The response of an AdmissionReview. */
 export interface AdmissionResponse {
   uid: string;
   allowed: boolean;
@@ -43,16 +45,19 @@ export interface AdmissionResponse {
   warnings?: string[];
 }
 
+/** The AdmissionReview sent back. */
 export interface AdmissionReviewOut {
   apiVersion: 'admission.k8s.io/v1';
   kind: 'AdmissionReview';
   response: AdmissionResponse;
 }
 
+/** An answered review (200) or a body that is not one (400). */
 export type AdmissionOutcome =
   | { readonly httpStatus: 200; readonly review: AdmissionReviewOut }
   | { readonly httpStatus: 400; readonly error: string };
 
+/** What a mutation returns: patch operations, warnings, or a denial. */
 export interface MutateResult {
   readonly ops?: readonly JsonPatchOp[];
   readonly warnings?: readonly string[];
@@ -66,6 +71,7 @@ export interface MutateResult {
  */
 export type MutatorFailurePolicy = 'Ignore' | 'Fail';
 
+/** The mutation a webhook applies, and what happens when it throws. */
 export interface AdmissionOptions {
   /** Compute the patch for a pod. Throwing allows the pod unchanged (or denies it, see failurePolicy). */
   mutate(pod: V1Pod, request: AdmissionRequest): readonly JsonPatchOp[] | MutateResult;
@@ -113,6 +119,7 @@ function review(response: AdmissionResponse): AdmissionOutcome {
   return { httpStatus: 200, review: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response } };
 }
 
+/** Answer one AdmissionReview body (see the guarantees above); never throws. */
 export function handleAdmissionReview(body: unknown, options: AdmissionOptions): AdmissionOutcome {
   if (!isRecord(body)) return { httpStatus: 400, error: 'body is not a JSON object (expected an admission.k8s.io/v1 AdmissionReview)' };
   if (body.apiVersion !== 'admission.k8s.io/v1' || body.kind !== 'AdmissionReview') {
@@ -179,6 +186,7 @@ export function lifecycleMutator(nodes: () => readonly V1Node[], options: Lifecy
   };
 }
 
+/** The mutation, plus the HTTP adapter's bounds and error hook. */
 export interface AdmissionHandlerOptions extends AdmissionOptions {
   /** Largest accepted body; default 1 MiB. */
   maxBodyBytes?: number;

@@ -34,6 +34,7 @@ import {
 import { nodesSupportNativeSidecars } from '../kubelet-version.js';
 
 // What every builder here returns: re-exported so an injector can name it with keystone alone.
+/** core's JSON patch operation, the type every builder here returns. */
 export type { JsonPatchOp };
 
 /**
@@ -57,6 +58,7 @@ export function managedLabelOps(pod: V1Pod): JsonPatchOp[] {
 
 /** The label that sends a pod to podlife's own webhook (its objectSelector), and its value. */
 export const WEBHOOK_OPT_IN_LABEL = 'podlife.dev/admission';
+/** The value of WEBHOOK_OPT_IN_LABEL that opts a pod into the webhook. */
 export const WEBHOOK_OPT_IN_VALUE = 'enabled';
 
 /**
@@ -128,6 +130,7 @@ function markEntries(pod: V1Pod, container: string, mark: { role: ContainerRole;
   return entries;
 }
 
+/** Validation settings for `injectContainerOps`, and whether to opt the pod into the webhook. */
 export interface InjectContainerOptions extends LifecycleOptions {
   /** Also set `podlife.dev/admission: enabled` (see webhookOptInOps). Default false. */
   webhookOptIn?: boolean;
@@ -166,6 +169,7 @@ export function injectContainerOps(
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
+/** Validation settings and the nodes `auto` conversion checks. */
 export interface NativeSidecarOptions extends LifecycleOptions {
   /** The cluster's nodes, for `auto` (no nodes means no conversion). */
   nodes?: readonly V1Node[];
