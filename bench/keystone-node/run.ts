@@ -20,7 +20,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
-import { createLogger, resourcePath, type KubeClient } from '@podlife/core';
+import { createLogger, resourcePath, sleep, type KubeClient } from '@podlife/core';
 import { ControllerApp, defaultConfig, devCertificates, parseFlags, webhookEntry, type ControllerConfig, type ControllerFlags } from '@podlife/controller';
 import { startControlPlane, type ControlPlane } from '../../test/support/control-plane.js';
 import { nodePrerequisiteProblem, startNode, type RealNode } from '../../test/support/node.js';
@@ -45,9 +45,7 @@ const LABELS: Record<Strategy, string> = {
   ephemeral: 'ephemeral container',
   webhook: 'native via webhook',
 };
-const nsOf = (s: Strategy): string => `kn-${s}`;
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const nsOf = (s: Strategy): string => `kn-${s}`;const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 interface Sample {
   /** containerd's finishedAt (proxy) - finishedAt (app), ms. */

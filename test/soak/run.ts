@@ -18,7 +18,7 @@ import { createWriteStream, mkdirSync, writeFileSync, type WriteStream } from 'n
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { V1Pod } from '@kubernetes/client-node';
-import { isConflict, resourcePath, type KubeClient } from '@podlife/core';
+import { isConflict, resourcePath, sleep, type KubeClient } from '@podlife/core';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { SCRIPT_ANNOTATION, SimulatedKubelet, type KubeletRecord } from '../support/kubelet.js';
 import { makeTempDir, removeTempDir } from '../support/processes.js';
@@ -34,10 +34,6 @@ export const DRAIN_MS = 90_000;
 const PROGRESS_EVERY_MS = 30_000;
 /** How long a leader kill waits for a live Lease holder: a lease duration (15 s) and a retry period. */
 const LEADER_WAIT_MS = 17_000;
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, Math.max(0, ms)));
-}
 
 interface FaultRun extends PlannedFault {
   startedMs: number;

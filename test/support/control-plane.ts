@@ -26,7 +26,7 @@ import https from 'node:https';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeClient } from '@podlife/core';
+import { KubeClient, sleep } from '@podlife/core';
 import { ensureControlPlaneAssets } from '../../scripts/control-plane-assets.mjs';
 import { writeKubeconfig } from './kubeconfig.js';
 import { createCertificateAuthority, createServiceAccountKeys, type CertificateAuthority, type IssueOptions, type KeyPairPem } from './pki.js';
@@ -128,10 +128,6 @@ function postJson(url: string, body: unknown): Promise<unknown> {
     req.on('error', reject);
     req.end(payload);
   });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Polls `url` until it answers 200 (and `accept(body)`), failing fast if the process exits. */

@@ -21,7 +21,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
-import type { KubeClient } from '@podlife/core';
+import { sleep, type KubeClient } from '@podlife/core';
 import { ensureNodeAssets, type ImageKey, type NodeAssets } from '../../scripts/node-assets.mjs';
 import { startControlPlane, type ControlPlane } from './control-plane.js';
 import { freePorts } from './ports.js';
@@ -88,10 +88,6 @@ export function nodePrerequisiteProblem(): string | undefined {
 
 function run(cmd: string, args: string[]): string {
   return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** A 10.88.N.0/24 that no interface on this host uses, and a bridge name free for it. */
