@@ -328,22 +328,33 @@ function containerKeyPrefix(key: string): string | undefined {
 /** A per-container key names a native sidecar (an init container with restartPolicy Always). */
 const NATIVE = -1;
 
-/** Finds the container a per-container key names, in spec.containers or among the native sidecars. */
-class ContainerLookup {
+/**
+ * What the per-container keys say, indexed like spec.containers (native sidecars apart), and
+ * the lookup of the container a key names.
+ */
+class ContainerKeys {
   readonly names: string[];
+  readonly roles: (ContainerRole | undefined)[];
+  /** The key that set each role, for messages. */
+  readonly roleKeys: (string | undefined)[];
+  readonly stops: (StopSpec | undefined)[];
+  readonly nativeSidecars = new Set<string>();
   private readonly index: NameIndex;
   private readonly nativeNames: Set<string>;
-  private readonly initNames: string[];
+  private readonly initContainers: unknown;
   private initIndex: Set<string> | undefined;
 
   constructor(spec: SpecView) {
     this.names = namesOf(spec.containers);
     this.index = new NameIndex(this.names);
-    this.initNames = namesOf(spec.initContainers);
+    this.initContainers = spec.initContainers;
     this.nativeNames = nativeNamesOf(spec.initContainers);
+    this.roles = new Array<ContainerRole | undefined>(this.names.length);
+    this.roleKeys = new Array<string | undefined>(this.names.length);
+    this.stops = new Array<StopSpec | undefined>(this.names.length);
   }
 
-  /** The index in spec.containers, NATIVE, or undefined with the problem recorded. */
+  /** The index in spec.containers of the container `name`, NATIVE, or undefined with the problem recorded. */
   find(key: string, value: string, name: string, problems: Problems): number | undefined {
     if (name.length === 0) {
       problems.add(key, value, () => 'names no container: the key must end with a container name');
@@ -352,7 +363,7 @@ class ContainerLookup {
     const i = this.index.indexOf(name);
     if (i >= 0) return i;
     if (this.nativeNames.has(name)) return NATIVE;
-    this.initIndex ??= new Set(this.initNames);
+    this.initIndex ??= new Set(namesOf(this.initContainers));
     const isInit = this.initIndex.has(name);
     problems.add(key, value, () =>
       isInit
@@ -360,21 +371,6 @@ class ContainerLookup {
         : `no container "${clipText(name, 63)}" in spec.containers (have: ${describeNames(this.names)})`,
     );
     return undefined;
-  }
-}
-
-/** What the per-container keys say, indexed like spec.containers; native sidecars apart. */
-class ContainerKeys {
-  readonly roles: (ContainerRole | undefined)[];
-  /** The key that set each role, for messages. */
-  readonly roleKeys: (string | undefined)[];
-  readonly stops: (StopSpec | undefined)[];
-  readonly nativeSidecars = new Set<string>();
-
-  constructor(readonly names: readonly string[]) {
-    this.roles = new Array<ContainerRole | undefined>(names.length);
-    this.roleKeys = new Array<string | undefined>(names.length);
-    this.stops = new Array<StopSpec | undefined>(names.length);
   }
 
   readStop(key: string, value: string, i: number, options: LifecycleOptions, problems: Problems): void {
@@ -406,8 +402,7 @@ class ContainerKeys {
 
 /** Step 1: every role and stop key, checked against the containers it names. */
 function readContainerKeys(annotations: Record<string, unknown>, spec: SpecView, options: LifecycleOptions, problems: Problems): ContainerKeys {
-  const lookup = new ContainerLookup(spec);
-  const keys = new ContainerKeys(lookup.names);
+  const keys = new ContainerKeys(spec);
   for (const key in annotations) {
     if (!Object.hasOwn(annotations, key)) continue;
     const prefix = containerKeyPrefix(key);
@@ -418,7 +413,7 @@ function readContainerKeys(annotations: Record<string, unknown>, spec: SpecView,
       continue;
     }
     const name = key.slice(prefix.length);
-    const i = lookup.find(key, value, name, problems);
+    const i = keys.find(key, value, name, problems);
     if (i === undefined) continue;
     if (prefix === Annotation.StopPrefix) keys.readStop(key, value, i, options, problems);
     else keys.readRole(key, value, name, i, problems);
