@@ -101,98 +101,128 @@ export function parseConfig(text: string): ConfigResult {
   return validateConfig(raw);
 }
 
-/** Validates an already-parsed configuration object. */
+/** Records a problem with a field. */
+type Problem = (field: string, message: string) => void;
+
+function present(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+/** `execCommands`: each name a DNS label, each command a non-empty argv of non-empty strings. */
+function readExecCommands(raw: unknown, problem: Problem): Record<string, string[]> {
+  const execCommands: Record<string, string[]> = {};
+  if (!present(raw)) return execCommands;
+  if (!isRecord(raw)) {
+    problem('execCommands', 'must be a mapping of name to a command (a list of strings)');
+    return execCommands;
+  }
+  for (const [name, argv] of Object.entries(raw)) {
+    const field = `execCommands.${name}`;
+    if (dns1123LabelProblem(name) !== undefined) {
+      problem(field, 'name must be lowercase letters, digits and "-" (at most 63), as used in "exec:<name>"');
+      continue;
+    }
+    if (!Array.isArray(argv) || argv.length === 0) {
+      problem(field, 'must be a non-empty list of strings (argv, not a shell line)');
+      continue;
+    }
+    const bad = argv.findIndex((a) => typeof a !== 'string' || a.length === 0);
+    if (bad >= 0) problem(`${field}[${bad}]`, 'must be a non-empty string');
+    else execCommands[name] = argv as string[];
+  }
+  return execCommands;
+}
+
+type EphemeralSettings = Pick<ControllerConfig, 'ephemeralContainerImage' | 'ephemeralContainerSecurityContext' | 'ephemeralContainerMatchTargetUser'>;
+
+/** `ephemeralContainer`: known fields only, an image reference, a checked securityContext. */
+function readEphemeralContainer(raw: unknown, problem: Problem): EphemeralSettings {
+  const out: EphemeralSettings = { ephemeralContainerImage: undefined };
+  if (!present(raw)) return out;
+  if (!isRecord(raw)) {
+    problem('ephemeralContainer', 'must be a mapping with an "image"');
+    return out;
+  }
+  for (const key of Object.keys(raw)) {
+    if (!ephemeralFields.includes(key)) problem(`ephemeralContainer.${key}`, `unknown field; the fields are ${ephemeralFields.join(', ')}`);
+  }
+  const image = raw.image;
+  if (typeof image !== 'string' || image.trim() === '' || /\s/.test(image)) {
+    problem('ephemeralContainer.image', 'must be an image reference without spaces (e.g. "busybox:1.36")');
+  } else out.ephemeralContainerImage = image;
+  if (raw.securityContext !== undefined) {
+    const found = securityContextProblem(raw.securityContext);
+    if (found) problem(`ephemeralContainer.securityContext${found.field}`, found.message);
+    else out.ephemeralContainerSecurityContext = raw.securityContext as V1SecurityContext;
+  }
+  if (raw.matchTargetUser !== undefined) {
+    if (typeof raw.matchTargetUser !== 'boolean') problem('ephemeralContainer.matchTargetUser', 'must be true or false');
+    else out.ephemeralContainerMatchTargetUser = raw.matchTargetUser;
+  }
+  return out;
+}
+
+function readKeystoneLimit(raw: unknown, problem: Problem): number {
+  if (raw === undefined) return defaultConfig.keystoneLimit;
+  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < 1) {
+    problem('keystoneLimit', 'must be an integer >= 1');
+    return defaultConfig.keystoneLimit;
+  }
+  return raw;
+}
+
+function readDefaultStrategy(raw: unknown, problem: Problem): StopStrategy {
+  if (raw === undefined) return defaultConfig.defaultStrategy;
+  if (typeof raw !== 'string' || !(stopStrategies as readonly string[]).includes(raw)) {
+    problem('defaultStrategy', `must be one of ${stopStrategies.join(', ')}`);
+    return defaultConfig.defaultStrategy;
+  }
+  return raw as StopStrategy;
+}
+
+/** `namespaces`: valid names, each once. */
+function readNamespaces(raw: unknown, problem: Problem): string[] {
+  const namespaces: string[] = [];
+  if (!present(raw)) return namespaces;
+  if (!Array.isArray(raw)) {
+    problem('namespaces', 'must be a list of namespace names');
+    return namespaces;
+  }
+  raw.forEach((ns: unknown, i) => {
+    const problemText = typeof ns === 'string' ? namespaceProblem(ns) : 'must be a string';
+    if (problemText) problem(`namespaces[${i}]`, problemText);
+    else if (!namespaces.includes(ns as string)) namespaces.push(ns as string);
+  });
+  return namespaces;
+}
+
+function readManagedPodsOnly(raw: unknown, problem: Problem): boolean | undefined {
+  if (raw === undefined) return defaultConfig.managedPodsOnly;
+  if (typeof raw !== 'boolean') {
+    problem('managedPodsOnly', 'must be true or false');
+    return defaultConfig.managedPodsOnly;
+  }
+  return raw;
+}
+
+/** Validates an already-parsed configuration object: every problem found, or the configuration. */
 export function validateConfig(raw: Record<string, unknown>): ConfigResult {
   const problems: ConfigProblem[] = [];
-  const problem = (field: string, message: string): void => void problems.push({ field, message });
-
+  const problem: Problem = (field, message) => void problems.push({ field, message });
   for (const key of Object.keys(raw)) {
     if (!knownFields.includes(key)) problem(key, `unknown field; known fields are ${knownFields.join(', ')}`);
   }
-
-  const execCommands: Record<string, string[]> = {};
-  if (raw.execCommands !== undefined && raw.execCommands !== null) {
-    if (!isRecord(raw.execCommands)) problem('execCommands', 'must be a mapping of name to a command (a list of strings)');
-    else {
-      for (const [name, argv] of Object.entries(raw.execCommands)) {
-        const field = `execCommands.${name}`;
-        if (dns1123LabelProblem(name) !== undefined) {
-          problem(field, 'name must be lowercase letters, digits and "-" (at most 63), as used in "exec:<name>"');
-          continue;
-        }
-        if (!Array.isArray(argv) || argv.length === 0) {
-          problem(field, 'must be a non-empty list of strings (argv, not a shell line)');
-          continue;
-        }
-        const bad = argv.findIndex((a) => typeof a !== 'string' || a.length === 0);
-        if (bad >= 0) problem(`${field}[${bad}]`, 'must be a non-empty string');
-        else execCommands[name] = argv as string[];
-      }
-    }
-  }
-
-  let ephemeralContainerImage: string | undefined;
-  let ephemeralContainerSecurityContext: V1SecurityContext | undefined;
-  let ephemeralContainerMatchTargetUser: boolean | undefined;
-  if (raw.ephemeralContainer !== undefined && raw.ephemeralContainer !== null) {
-    if (!isRecord(raw.ephemeralContainer)) problem('ephemeralContainer', 'must be a mapping with an "image"');
-    else {
-      const ec = raw.ephemeralContainer;
-      for (const key of Object.keys(ec)) {
-        if (!ephemeralFields.includes(key)) problem(`ephemeralContainer.${key}`, `unknown field; the fields are ${ephemeralFields.join(', ')}`);
-      }
-      const image = ec.image;
-      if (typeof image !== 'string' || image.trim() === '' || /\s/.test(image)) {
-        problem('ephemeralContainer.image', 'must be an image reference without spaces (e.g. "busybox:1.36")');
-      } else ephemeralContainerImage = image;
-      if (ec.securityContext !== undefined) {
-        const found = securityContextProblem(ec.securityContext);
-        if (found) problem(`ephemeralContainer.securityContext${found.field}`, found.message);
-        else ephemeralContainerSecurityContext = ec.securityContext as V1SecurityContext;
-      }
-      if (ec.matchTargetUser !== undefined) {
-        if (typeof ec.matchTargetUser !== 'boolean') problem('ephemeralContainer.matchTargetUser', 'must be true or false');
-        else ephemeralContainerMatchTargetUser = ec.matchTargetUser;
-      }
-    }
-  }
-
-  let keystoneLimit = defaultConfig.keystoneLimit;
-  if (raw.keystoneLimit !== undefined) {
-    if (typeof raw.keystoneLimit !== 'number' || !Number.isInteger(raw.keystoneLimit) || raw.keystoneLimit < 1) {
-      problem('keystoneLimit', 'must be an integer >= 1');
-    } else keystoneLimit = raw.keystoneLimit;
-  }
-
-  let defaultStrategy = defaultConfig.defaultStrategy;
-  if (raw.defaultStrategy !== undefined) {
-    if (typeof raw.defaultStrategy !== 'string' || !(stopStrategies as readonly string[]).includes(raw.defaultStrategy)) {
-      problem('defaultStrategy', `must be one of ${stopStrategies.join(', ')}`);
-    } else defaultStrategy = raw.defaultStrategy as StopStrategy;
-  }
-  if (defaultStrategy === 'ephemeral' && ephemeralContainerImage === undefined && !problems.some((p) => p.field.startsWith('ephemeralContainer'))) {
+  const execCommands = readExecCommands(raw.execCommands, problem);
+  const ephemeral = readEphemeralContainer(raw.ephemeralContainer, problem);
+  const keystoneLimit = readKeystoneLimit(raw.keystoneLimit, problem);
+  const defaultStrategy = readDefaultStrategy(raw.defaultStrategy, problem);
+  if (defaultStrategy === 'ephemeral' && ephemeral.ephemeralContainerImage === undefined && !problems.some((p) => p.field.startsWith('ephemeralContainer'))) {
     problem('ephemeralContainer.image', 'is required when defaultStrategy is "ephemeral"');
   }
-
-  const namespaces: string[] = [];
-  if (raw.namespaces !== undefined && raw.namespaces !== null) {
-    if (!Array.isArray(raw.namespaces)) problem('namespaces', 'must be a list of namespace names');
-    else {
-      raw.namespaces.forEach((ns: unknown, i) => {
-        const problemText = typeof ns === 'string' ? namespaceProblem(ns) : 'must be a string';
-        if (problemText) problem(`namespaces[${i}]`, problemText);
-        else if (!namespaces.includes(ns as string)) namespaces.push(ns as string);
-      });
-    }
-  }
-
-  let managedPodsOnly = defaultConfig.managedPodsOnly;
-  if (raw.managedPodsOnly !== undefined) {
-    if (typeof raw.managedPodsOnly !== 'boolean') problem('managedPodsOnly', 'must be true or false');
-    else managedPodsOnly = raw.managedPodsOnly;
-  }
-
+  const namespaces = readNamespaces(raw.namespaces, problem);
+  const managedPodsOnly = readManagedPodsOnly(raw.managedPodsOnly, problem);
   if (problems.length > 0) return { ok: false, problems };
+  const { ephemeralContainerImage, ephemeralContainerSecurityContext, ephemeralContainerMatchTargetUser } = ephemeral;
   return {
     ok: true,
     config: {
