@@ -5,9 +5,33 @@
  * API carry `Date`s. Every reader goes through `timeMs`, which accepts both, so no module has
  * to know where an object came from. Writers produce `Date`s (serialised as RFC 3339).
  * `sleep` never rejects and never outlives its signal: no timer is left behind either way.
+ * `Wire<T>` is the type of an object with wire times (`asPod` gives it to functions typed `V1Pod`).
  */
+import type { V1Pod } from '@kubernetes/client-node';
+
 /** A Kubernetes timestamp: a `Date` (typed client objects) or an RFC 3339 string (the wire). */
 export type Time = Date | string;
+
+/**
+ * `T` as JSON or YAML carries it: every `Date` field may be an RFC 3339 string instead. A pod
+ * written by hand in TypeScript (a test fixture, a manifest) types as `Wire<V1Pod>`.
+ */
+export type Wire<T> = T extends Date
+  ? Time
+  : T extends readonly (infer U)[]
+    ? Wire<U>[]
+    : T extends object
+      ? { [K in keyof T]: Wire<T[K]> }
+      : T;
+
+/**
+ * A pod with RFC 3339 string times, typed for podlife's functions (which take client-node's
+ * `V1Pod`): every podlife reader accepts either form, so this is a type conversion only — the
+ * object is returned as it is, not copied or parsed.
+ */
+export function asPod(pod: Wire<V1Pod>): V1Pod {
+  return pod as V1Pod;
+}
 
 /** Milliseconds since the epoch, or undefined when the value is absent or unparsable. */
 export function timeMs(t: Time | null | undefined): number | undefined {

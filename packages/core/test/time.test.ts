@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { sleep, timeMs, wireTime } from '@podlife/core';
+import type { V1Pod } from '@kubernetes/client-node';
+import { asPod, sleep, timeMs, wireTime, type Wire } from '@podlife/core';
 
 describe('time: wire timestamps and Dates read alike', () => {
   it('reads an RFC 3339 string and a Date to the same milliseconds', () => {
@@ -30,5 +31,25 @@ describe('sleep: a wait an abort cuts short', () => {
     const waiting = sleep(10_000, abort.signal);
     setTimeout(() => abort.abort(), 5);
     assert.equal(await waiting, true);
+  });
+});
+
+describe('time: hand-written objects with string times (Wire<T>, asPod)', () => {
+  it('asPod takes a pod whose times are RFC 3339 strings, and returns the same object', () => {
+    const written: Wire<V1Pod> = {
+      metadata: { name: 'p', creationTimestamp: '2026-01-02T03:04:05Z' },
+      spec: { containers: [{ name: 'app' }] },
+      status: { startTime: '2026-01-02T03:04:06Z', containerStatuses: [{ name: 'app', image: 'i', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 0, finishedAt: '2026-01-02T03:04:09Z' } } }] },
+    };
+    const pod = asPod(written);
+    assert.equal(pod, written);
+    assert.equal(timeMs(pod.status?.containerStatuses?.[0]?.state?.terminated?.finishedAt), Date.parse('2026-01-02T03:04:09Z'));
+  });
+  it('Wire<T> still rejects what is neither a Date nor a string, and keeps other fields typed', () => {
+    // @ts-expect-error a number is not a time
+    const badTime: Wire<V1Pod> = { status: { startTime: 1_700_000_000 } };
+    // @ts-expect-error restartCount stays a number
+    const badCount: Wire<V1Pod> = { status: { containerStatuses: [{ name: 'a', image: 'i', imageID: '', ready: true, restartCount: 'one' }] } };
+    assert.ok(badTime && badCount);
   });
 });
