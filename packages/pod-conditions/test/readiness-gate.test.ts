@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { KubeClient, Manager } from '@podlife/core';
+import { FakeApiServer } from '@podlife/core/testing';
 import { ReadinessGate } from '../src/index.js';
 import { FakePodApi } from './fake-api.js';
 import { ms, startedPod } from './fixtures.js';
@@ -98,5 +99,31 @@ describe('ReadinessGate.register adds the gate once', () => {
     const gate = new ReadinessGate({ conditionType: type, evaluate: () => true });
     gate.register(manager);
     assert.throws(() => gate.register(manager), /a controller named "readiness-gate\/example\.com\/warm" is already added/);
+  });
+});
+
+describe('ReadinessGate against @podlife/core/testing (a unit test as a user writes one)', () => {
+  it('the registered gate writes its condition on a gated pod, leaving the kubelet\'s', async () => {
+    const fake = await FakeApiServer.start();
+    const manager = new Manager({ client: fake.client() });
+    try {
+      new ReadinessGate({ conditionType: type, evaluate: (p) => ({ status: p.metadata?.labels?.warm === 'true', reason: 'Checked' }) }).register(manager);
+      await manager.start();
+      const client = fake.client();
+      await client.create('/api/v1/namespaces/ns/pods', {
+        metadata: { name: 'web', labels: { warm: 'true' } },
+        spec: { readinessGates: [{ conditionType: type }], containers: [{ name: 'app' }] },
+        status: { conditions: [{ type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady' }] },
+      });
+      let conditions: { type: string; status: string }[] = [];
+      for (let i = 0; i < 300 && !conditions.some((c) => c.type === type); i++) {
+        conditions = fake.get<{ status?: { conditions?: { type: string; status: string }[] } }>('/api/v1/namespaces/ns/pods/web')?.status?.conditions ?? [];
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.deepEqual(conditions.map((c) => `${c.type}=${c.status}`), ['Ready=False', `${type}=True`]);
+    } finally {
+      await manager.stop();
+      await fake.stop();
+    }
   });
 });
