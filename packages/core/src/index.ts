@@ -1,7 +1,7 @@
 export { ApiError, isConflict, isGone, isNotFound, KubeClient, METADATA_LIST, resourcePath } from './client.js';
 export type { Connection, Query, RequestOptions, ResourceRef } from './client.js';
-export { sleep, timeMs, wireTime } from './time.js';
-export type { Time } from './time.js';
+export { asPod, sleep, timeMs, wireTime } from './time.js';
+export type { Time, Wire } from './time.js';
 export { findCondition, setCondition } from './conditions.js';
 export type { ConditionInput, ConditionLike, ConditionStatus } from './conditions.js';
 export { conditionsPatch, ContentType, jsonPointer, resourceVersionTest } from './patch.js';
