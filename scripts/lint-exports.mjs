@@ -70,9 +70,8 @@ function declarationIn(source, name) {
   return undefined;
 }
 
-/** Package -> the names its index exports; checks that it names them and documents each. */
-function surfaceOf(pkg) {
-  const index = join('packages', pkg, 'src', 'index.ts');
+/** The names an entry file (a package's index, or a subpath's) exports; checks that it names them and documents each. */
+function surfaceOf(index) {
   const source = parse(index);
   const names = new Set();
   for (const st of source.statements) {
@@ -102,12 +101,19 @@ function surfaceOf(pkg) {
   return names;
 }
 
+// Package -> its public names; subpaths of its exports map (`@podlife/core/testing`) -> theirs.
 const surfaces = {};
+const subpaths = {};
 for (const pkg of Object.keys(layers)) {
   const dir = join('packages', pkg);
   const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
   if (!manifest.exports) problems.push(`${dir}/package.json has no exports map`);
-  surfaces[pkg] = surfaceOf(pkg);
+  surfaces[pkg] = surfaceOf(join(dir, 'src', 'index.ts'));
+  subpaths[pkg] = {};
+  for (const [sub, target] of Object.entries(manifest.exports ?? {})) {
+    const source = target?.['@podlife/source'];
+    if (sub !== '.' && typeof source === 'string') subpaths[pkg][sub.slice(1)] = surfaceOf(join(dir, source));
+  }
 }
 
 /** Which package a path lies in, if any. */
@@ -128,8 +134,9 @@ for (const file of files) {
   const inSrc = home !== undefined && file.startsWith(join('packages', home, 'src') + sep);
   for (const { spec, names, line } of importsOf(parse(file))) {
     const at = `${file}:${line}`;
-    const dep = /^@podlife\/([^/]+)/.exec(spec)?.[1];
-    if (dep && /^@podlife\/[^/]+\//.test(spec)) problems.push(`${at}: deep import ${spec}; import from @podlife/${dep}`);
+    const [, dep, sub] = /^@podlife\/([^/]+)(\/.*)?$/.exec(spec) ?? [];
+    const surface = dep === undefined ? undefined : sub === undefined ? surfaces[dep] : subpaths[dep]?.[sub];
+    if (dep && sub !== undefined && !surface) problems.push(`${at}: deep import ${spec}; import from @podlife/${dep}`);
     if (spec.startsWith('.')) {
       const target = codeOf(join(dirname(file), spec));
       if (target !== undefined && target !== home) problems.push(`${at}: imports ${spec}, a file of @podlife/${target}; import from @podlife/${target}`);
@@ -138,7 +145,7 @@ for (const file of files) {
     if (inSrc && dep !== home && !(layers[dep] < layers[home])) problems.push(`${at}: ${home} must not depend on ${dep}`);
     if (dep === home) continue;
     for (const name of names ?? []) {
-      if (!surfaces[dep].has(name)) problems.push(`${at}: @podlife/${dep} does not export ${name}`);
+      if (surface && !surface.has(name)) problems.push(`${at}: ${spec} does not export ${name}`);
     }
   }
 }

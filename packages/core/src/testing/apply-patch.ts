@@ -11,6 +11,7 @@
  */
 import type { JsonPatchOp } from '../patch.js';
 
+/** A patch that cannot apply (a failed `test`, a missing path): the server answers 422. */
 export class PatchError extends Error {
   override readonly name = 'PatchError';
 }
@@ -70,6 +71,7 @@ function remove(doc: Json, path: string): Json {
   return old;
 }
 
+/** RFC 6902: all ops or none, on a copy. */
 export function applyJsonPatch<T>(obj: T, ops: readonly JsonPatchOp[]): T {
   if (!Array.isArray(ops)) throw new PatchError('a JSON patch is an array of operations');
   const doc = structuredClone(obj) as Json;
@@ -104,10 +106,12 @@ export function applyJsonPatch<T>(obj: T, ops: readonly JsonPatchOp[]): T {
   return doc as T;
 }
 
+/** RFC 7386 (null removes a member), on a copy. */
 export function applyMergePatch<T>(obj: T, patch: unknown): T {
   return merge(structuredClone(obj) as Json, patch as Json, false) as T;
 }
 
+/** Kubernetes' strategic merge: a merge patch whose keyed lists merge by key (see the header), on a copy. */
 export function applyStrategicMergePatch<T>(obj: T, patch: unknown): T {
   return merge(structuredClone(obj) as Json, patch as Json, true) as T;
 }

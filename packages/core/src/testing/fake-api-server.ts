@@ -45,6 +45,7 @@ export interface StoredObject {
   [k: string]: unknown;
 }
 
+/** One request the fake server answered, as `requests` records it. */
 export interface RecordedRequest {
   method: string;
   path: string;
@@ -52,6 +53,7 @@ export interface RecordedRequest {
   contentType?: string;
 }
 
+/** Settings of `FakeApiServer.start`. */
 export interface FakeApiServerOptions {
   /** How often a watch that asked for bookmarks gets one; default 1000 ms. */
   bookmarkIntervalMs?: number;
@@ -92,6 +94,7 @@ class HttpError extends Error {
 
 const status = (code: number, reason: string, message: string) => ({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
 
+/** The in-memory API server; `start()` listens on a free loopback port, `stop()` closes every watch. */
 export class FakeApiServer {
   readonly requests: RecordedRequest[] = [];
   private readonly objects = new Map<string, Map<string, StoredObject>>();
