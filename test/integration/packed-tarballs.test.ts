@@ -176,10 +176,11 @@ describe('packed tarballs, installed with npm outside the workspace', function (
       await typecheck(consumer, 'bundler');
     });
     it('a hand-written pod with string times (Wire<V1Pod>, asPod) runs through evaluatePod: the sidecar is to stop', async () => {
-      assert.equal((await sh(process.execPath, [join(consumer.dir, 'dist/hand-written-pod.js')], consumer.dir)).trim(), 'stop');
+      assert.equal((await sh(process.execPath, [join(consumer.dir, 'dist/hand-written-pod.js')], consumer.dir, childEnv(), 30_000)).trim(), 'stop');
     });
     it('a unit test on @podlife/core/testing (a subpath export): the gate writes its condition on the fake API server', async () => {
-      assert.equal((await sh(process.execPath, [join(consumer.dir, 'dist/gate-unit-test.js')], consumer.dir)).trim(), 'True');
+      // Bounded: a fake server that left a watch's timer behind would keep the user's test process alive.
+      assert.equal((await sh(process.execPath, [join(consumer.dir, 'dist/gate-unit-test.js')], consumer.dir, childEnv(), 30_000)).trim(), 'True');
     });
   });
 

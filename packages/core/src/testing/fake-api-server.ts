@@ -80,6 +80,8 @@ interface Watcher {
   namespace?: string;
   matches(obj: StoredObject): boolean;
   send(type: string, obj: StoredObject): void;
+  /** Ends the stream and its timers. */
+  close(): void;
 }
 
 class HttpError extends Error {
@@ -145,7 +147,7 @@ export class FakeApiServer {
 
   async stop(): Promise<void> {
     for (const c of this.clients) c.close();
-    this.watchers.clear();
+    for (const w of [...this.watchers]) w.close();
     this.server.closeAllConnections();
     await new Promise((resolve) => this.server.close(resolve));
   }
@@ -160,7 +162,7 @@ export class FakeApiServer {
       if (!target) throw new HttpError(404, 'NotFound', `the server could not find the requested resource (${url.pathname})`);
       if (req.method === 'PATCH' && !PATCH_TYPES.includes(contentType ?? '')) patch({}, contentType, undefined);
       const body = await readBody(req);
-      if (req.method === 'GET' && (query.watch === 'true' || query.watch === '1')) return this.watch(target, query, req, res);
+      if (req.method === 'GET' && (query.watch === 'true' || query.watch === '1')) return this.watch(target, query, res);
       const answer = this.dispatch(req.method ?? 'GET', target, query, contentType, body);
       send(res, answer.code, answer.body);
     } catch (err) {
@@ -274,7 +276,7 @@ export class FakeApiServer {
     for (const w of this.watchers) deliver(w, change);
   }
 
-  private watch(t: Target, query: Record<string, string>, req: http.IncomingMessage, res: http.ServerResponse): void {
+  private watch(t: Target, query: Record<string, string>, res: http.ServerResponse): void {
     const from = query.resourceVersion;
     const initial = query.sendInitialEvents === 'true';
     if (!initial && from && from !== '0' && Number(from) < this.oldest) {
@@ -283,11 +285,17 @@ export class FakeApiServer {
     }
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
     const matches = selectorMatcher(query);
+    const timers: NodeJS.Timeout[] = [];
     const watcher: Watcher = {
       collection: t.collection,
       ...(t.namespace !== undefined ? { namespace: t.namespace } : {}),
       matches: (o) => (t.namespace === undefined || o.metadata?.namespace === t.namespace) && matches(o),
       send: (type, object) => void res.write(`${JSON.stringify({ type, object })}\n`),
+      close: () => {
+        this.watchers.delete(watcher);
+        for (const timer of timers) clearTimeout(timer);
+        res.end();
+      },
     };
     if (initial || !from || from === '0') {
       for (const o of this.select(t, query)) watcher.send('ADDED', o);
@@ -296,18 +304,13 @@ export class FakeApiServer {
       for (const change of this.history) if (change.rv > Number(from)) deliver(watcher, change);
     }
     this.watchers.add(watcher);
-    const timers: NodeJS.Timeout[] = [];
     if (query.allowWatchBookmarks === 'true') {
       timers.push(setInterval(() => watcher.send('BOOKMARK', { kind: 'Bookmark', metadata: { resourceVersion: String(this.rv) } }), this.bookmarkMs));
     }
-    const close = () => {
-      this.watchers.delete(watcher);
-      for (const timer of timers) clearTimeout(timer);
-      res.end();
-    };
     const seconds = Number(query.timeoutSeconds ?? 0);
-    if (seconds > 0) timers.push(setTimeout(close, seconds * 1000));
-    req.on('close', close);
+    if (seconds > 0) timers.push(setTimeout(watcher.close, seconds * 1000));
+    // The response closes when the client goes away (an aborted watch) or the server drops the connection.
+    res.on('close', watcher.close);
   }
 }
 
