@@ -10,7 +10,7 @@
  *   compiled output against a real API server.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'mocha';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -168,6 +168,17 @@ describe('packed tarballs, installed with npm outside the workspace', function (
   });
 
   describe('the examples, type-checked with skipLibCheck: false', () => {
+    it('no example but the repository demo reaches into the repository (test/support, packages/)', () => {
+      const examples = readdirSync(join(ROOT, 'examples'), { withFileTypes: true }).filter((e) => e.isDirectory() && e.name !== 'demo' && e.name !== 'node_modules');
+      const reaching: string[] = [];
+      for (const e of examples) {
+        for (const file of filesUnder(join(ROOT, 'examples', e.name)).filter((f) => f.endsWith('.ts') && !f.includes('node_modules'))) {
+          if (/from '\.\.\/\.\.\//.test(readFileSync(join(ROOT, 'examples', e.name, file), 'utf8'))) reaching.push(`examples/${e.name}/${file}`);
+        }
+      }
+      assert.ok(examples.length >= 3);
+      assert.deepEqual(reaching, []);
+    });
     it('under moduleResolution nodenext (and compiled, to run below)', async () => {
       await typecheck(consumer, 'nodenext');
       assert.ok(existsSync(join(consumer.dir, 'dist/injector-webhook/main.js')));
