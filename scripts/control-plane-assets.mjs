@@ -19,12 +19,12 @@
 // (`ensureControlPlaneAssets`), or to pin a new release (`--add-version v1.X.Y`, which writes that
 // release's Go module: the k8s.io/kubernetes module maps its staging modules to ./staging, so a
 // dependent module must point each of them at the published v0.X.Y tag of the same release).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { goVersion, podlifeCacheRoot, run, seconds, stampedDigest } from './go-build.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const kubeModules = join(repoRoot, 'test', 'control-plane', 'kube');
@@ -135,47 +135,13 @@ function inputsDigest(versions) {
 
 export function cacheRoot() {
   if (process.env.PODLIFE_CONTROL_PLANE_CACHE) return resolve(process.env.PODLIFE_CONTROL_PLANE_CACHE);
-  const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
-  return join(base, 'podlife', 'control-plane');
+  return join(podlifeCacheRoot(), 'control-plane');
 }
 
 function missingIn(dir, names) {
   return names.filter((n) => !existsSync(join(dir, n)));
 }
 
-/** The digest a complete cache folder was built from, or undefined when it is missing or incomplete. */
-function cachedDigest(dir) {
-  const stampPath = join(dir, 'stamp.json');
-  if (missingIn(dir, BINARIES).length > 0 || !existsSync(stampPath)) return undefined;
-  try {
-    return String(JSON.parse(readFileSync(stampPath, 'utf8')).digest);
-  } catch {
-    return undefined;
-  }
-}
-
-function goVersion() {
-  const r = spawnSync('go', ['env', 'GOVERSION'], { encoding: 'utf8' });
-  if (r.error || r.status !== 0) return undefined;
-  return r.stdout.trim();
-}
-
-function run(cmd, args, opts) {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], ...opts });
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
-      if (code === 0) resolvePromise();
-      else reject(new Error(`${cmd} ${args.slice(0, 1).join(' ')} in ${opts.cwd} failed (${signal ?? `exit ${code}`})`));
-    });
-  });
-}
-
-/**
- * Makes sure the binaries of a release (default: the selected one) exist and returns where they are.
- * @param {{ log?: (line: string) => void, kubernetes?: string }} [opts]
- * @returns {Promise<{ dir: string, source: 'env' | 'cache' | 'built', versions: { kubernetes: string, etcd: string } }>}
- */
 export async function ensureControlPlaneAssets(opts = {}) {
   const log = opts.log ?? ((line) => process.stderr.write(`control-plane-assets: ${line}\n`));
   const versions = pinnedVersions(opts.kubernetes ?? selectedKubernetesVersion());
@@ -194,7 +160,7 @@ export async function ensureControlPlaneAssets(opts = {}) {
   const digest = inputsDigest(versions);
   const dir = join(cacheRoot(), `${versions.kubernetes}-etcd-${versions.etcd}`);
   const stampPath = join(dir, 'stamp.json');
-  const cached = cachedDigest(dir);
+  const cached = stampedDigest(dir, BINARIES);
   if (cached === digest) {
     const stamp = JSON.parse(readFileSync(stampPath, 'utf8'));
     log(`reusing kubernetes ${versions.kubernetes} and etcd ${versions.etcd} from ${dir} (built in ${stamp.buildSeconds}s on ${stamp.builtAt})`);
@@ -222,7 +188,7 @@ export async function ensureControlPlaneAssets(opts = {}) {
     const buildSeconds = seconds(Date.now() - started);
     writeFileSync(join(partial, 'stamp.json'),
       `${JSON.stringify({ versions, digest, go, buildSeconds, builtAt: new Date().toISOString() }, null, 2)}\n`);
-    if (cachedDigest(dir) === digest) {
+    if (stampedDigest(dir, BINARIES) === digest) {
       // Another run finished the same build meanwhile: keep its folder, which may be in use.
       rmSync(partial, { recursive: true, force: true });
     } else {
@@ -235,10 +201,6 @@ export async function ensureControlPlaneAssets(opts = {}) {
     rmSync(partial, { recursive: true, force: true });
     throw err;
   }
-}
-
-function seconds(ms) {
-  return Math.round(ms / 100) / 10;
 }
 
 function goOutput(args, cwd) {

@@ -15,12 +15,11 @@
 //
 // Usable as a command (`node scripts/go-tools.mjs [helm] [promtool] [kubectl]`, all by default) or imported
 // (`ensureGoTool('helm')`).
-import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { goVersion, podlifeCacheRoot, run, seconds, stampedDigest } from './go-build.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -97,39 +96,7 @@ function inputsDigest(name, version) {
 }
 
 export function toolsCacheRoot() {
-  const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
-  return join(base, 'podlife');
-}
-
-function cachedDigest(dir, name) {
-  const stampPath = join(dir, 'stamp.json');
-  if (!existsSync(join(dir, name)) || !existsSync(stampPath)) return undefined;
-  try {
-    return String(JSON.parse(readFileSync(stampPath, 'utf8')).digest);
-  } catch {
-    return undefined;
-  }
-}
-
-function goVersion() {
-  const r = spawnSync('go', ['env', 'GOVERSION'], { encoding: 'utf8' });
-  if (r.error || r.status !== 0) return undefined;
-  return r.stdout.trim();
-}
-
-function run(cmd, args, opts) {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], ...opts });
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
-      if (code === 0) resolvePromise();
-      else reject(new Error(`${cmd} ${args[0]} in ${opts.cwd} failed (${signal ?? `exit ${code}`})`));
-    });
-  });
-}
-
-function seconds(ms) {
-  return Math.round(ms / 100) / 10;
+  return podlifeCacheRoot();
 }
 
 /**
@@ -153,7 +120,7 @@ export async function ensureGoTool(name, opts = {}) {
   const digest = inputsDigest(name, version);
   const dir = join(toolsCacheRoot(), `${name}-${version}`);
   const path = join(dir, name);
-  if (cachedDigest(dir, name) === digest) {
+  if (stampedDigest(dir, [name]) === digest) {
     const stamp = JSON.parse(readFileSync(join(dir, 'stamp.json'), 'utf8'));
     log(`reusing ${name} ${version} from ${dir} (built in ${stamp.buildSeconds}s on ${stamp.builtAt})`);
     return { path, version, source: 'cache' };
@@ -170,7 +137,7 @@ export async function ensureGoTool(name, opts = {}) {
     await run('go', buildArgs(name, version, join(partial, name)), { cwd: moduleDir(name), env: { ...process.env, CGO_ENABLED: '0' } });
     const buildSeconds = seconds(Date.now() - started);
     writeFileSync(join(partial, 'stamp.json'), `${JSON.stringify({ module: spec.module, version, digest, go, buildSeconds, builtAt: new Date().toISOString() }, null, 2)}\n`);
-    if (cachedDigest(dir, name) === digest) {
+    if (stampedDigest(dir, [name]) === digest) {
       rmSync(partial, { recursive: true, force: true });
     } else {
       rmSync(dir, { recursive: true, force: true });

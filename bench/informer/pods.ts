@@ -15,6 +15,7 @@
  *   its size scales with the pod like the real thing. Items carry no apiVersion/kind, as in a
  *   real list body.
  */
+import { seededRandom } from '../../test/support/random.js';
 import type {
   V1Container,
   V1ContainerStatus,
@@ -26,17 +27,6 @@ import type {
   V1VolumeMount,
 } from '@kubernetes/client-node';
 
-/** mulberry32: small, fast and good enough to vary fixtures. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Rand = () => number;
 const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
@@ -61,7 +51,7 @@ function uuid(r: Rand): string {
 }
 /** The same digest for the same image everywhere, as in a real cluster. */
 function digest(image: string): string {
-  const r = rng([...image].reduce((h, c) => Math.imul(h ^ c.charCodeAt(0), 16777619), 2166136261));
+  const r = seededRandom([...image].reduce((h, c) => Math.imul(h ^ c.charCodeAt(0), 16777619), 2166136261));
   return hex(r, 64);
 }
 
@@ -382,12 +372,12 @@ export const NODES = 5_000;
 
 /** Pod number `i` of the simulated cluster. */
 export function pod(i: number): V1Pod {
-  const r = rng(0x9e3779b1 ^ Math.imul(i + 1, 2654435761));
+  const r = seededRandom(0x9e3779b1 ^ Math.imul(i + 1, 2654435761));
   const w = SLOTS[i % SLOTS.length] as Workload;
   // Unique for every i < 27^5 (7919 is prime to 27), so no two pods share a key.
   const suffix = base27((i * 7919 + 12_345) % 14_348_907);
   const namespace = `team-${String(i % NAMESPACES).padStart(3, '0')}`;
-  const ownerHash = chars(rng(i % 4_096), ALNUM, 10);
+  const ownerHash = chars(seededRandom(i % 4_096), ALNUM, 10);
   const name =
     w.kind === 'StatefulSet' ? `${w.name}-${Math.floor(i / SLOTS.length)}` :
     w.kind === 'ReplicaSet' ? `${w.name}-${ownerHash}-${suffix}` :
@@ -439,7 +429,7 @@ export function pod(i: number): V1Pod {
   if (w.kind === 'ReplicaSet') labels['pod-template-hash'] = ownerHash;
   if (w.kind === 'Job') {
     labels['batch.kubernetes.io/job-name'] = ownerName;
-    labels['batch.kubernetes.io/controller-uid'] = uuid(rng(i % 977));
+    labels['batch.kubernetes.io/controller-uid'] = uuid(seededRandom(i % 977));
   }
   if (w.kind === 'StatefulSet') labels['statefulset.kubernetes.io/pod-name'] = name;
   const annotations: Record<string, string> = {
@@ -448,7 +438,7 @@ export function pod(i: number): V1Pod {
     ...(w.podlife ?? {}),
   };
   if (w.kind === 'ReplicaSet') annotations['kubectl.kubernetes.io/restartedAt'] = stamp(createdMs - 86_400_000);
-  if (w.configMaps) annotations['checksum/config'] = hex(rng(i % 31), 64);
+  if (w.configMaps) annotations['checksum/config'] = hex(seededRandom(i % 31), 64);
   if (w.containers.some((c) => c.name === 'istio-proxy')) {
     annotations['sidecar.istio.io/status'] =
       '{"initContainers":["istio-init"],"containers":["istio-proxy"],"volumes":["workload-socket","credential-socket","workload-certs","istio-envoy","istio-data","istio-podinfo","istio-token","istiod-ca-cert"],"imagePullSecrets":null,"revision":"default"}';
@@ -464,7 +454,7 @@ export function pod(i: number): V1Pod {
     labels,
     annotations,
     ownerReferences: [
-      { apiVersion: w.kind === 'Job' ? 'batch/v1' : 'apps/v1', kind: w.kind, name: ownerName, uid: uuid(rng(10_000 + (i % 4_096))), controller: true, blockOwnerDeletion: true },
+      { apiVersion: w.kind === 'Job' ? 'batch/v1' : 'apps/v1', kind: w.kind, name: ownerName, uid: uuid(seededRandom(10_000 + (i % 4_096))), controller: true, blockOwnerDeletion: true },
     ],
   };
   if (job) metadata.finalizers = ['batch.kubernetes.io/job-tracking'];

@@ -25,6 +25,7 @@ import {
 } from '@podlife/controller';
 import { ensureGoTool } from '../../scripts/go-tools.mjs';
 import { sharedControlPlane, startControlPlane, type ControlPlane } from '../support/control-plane.js';
+import { manifestPath } from '../support/manifests.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const chartDir = `${repo}deploy/helm/podlife`;
@@ -196,11 +197,7 @@ describe('Helm chart deploy/helm/podlife (real helm, real API server)', function
       assert.equal(r.status, 0, r.stderr);
       const objects = documents(r.stdout);
       for (const m of objects) {
-        const [group, version] = m.apiVersion.includes('/') ? m.apiVersion.split('/') : [undefined, m.apiVersion];
-        const resource = resourceOf(m.kind);
-        if (!resource) throw new Error(`no resource known for ${m.kind}`);
-        const path = resourcePath({ group, version: version as string, resource, namespace: m.metadata.namespace, name: m.metadata.name });
-        await cp.client.patch(path, JSON.stringify(m), ContentType.ApplyPatch, { fieldManager: 'podlife-chart-test', force: true, dryRun: 'All', fieldValidation: 'Strict' });
+        await cp.client.patch(manifestPath(m), JSON.stringify(m), ContentType.ApplyPatch, { fieldManager: 'podlife-chart-test', force: true, dryRun: 'All', fieldValidation: 'Strict' });
       }
       assert.ok(objects.length >= 15, `${objects.length} objects`);
     } finally {
@@ -213,25 +210,6 @@ function documents(text: string): Manifest[] {
   const docs = parseAllDocuments(text);
   if (!Array.isArray(docs)) throw new Error('helm printed no YAML documents');
   return docs.map((d) => d.toJS() as Manifest | null).filter((m): m is Manifest => m !== null);
-}
-
-function resourceOf(kind: string): string | undefined {
-  return {
-    ServiceAccount: 'serviceaccounts',
-    ClusterRole: 'clusterroles',
-    ClusterRoleBinding: 'clusterrolebindings',
-    Role: 'roles',
-    RoleBinding: 'rolebindings',
-    ConfigMap: 'configmaps',
-    Secret: 'secrets',
-    Deployment: 'deployments',
-    Service: 'services',
-    MutatingWebhookConfiguration: 'mutatingwebhookconfigurations',
-    CustomResourceDefinition: 'customresourcedefinitions',
-    PriorityClass: 'priorityclasses',
-    PodDisruptionBudget: 'poddisruptionbudgets',
-    NetworkPolicy: 'networkpolicies',
-  }[kind];
 }
 
 /**

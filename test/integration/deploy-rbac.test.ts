@@ -33,32 +33,12 @@ import { nodeReadinessRuleCrd } from '@podlife/node-readiness';
 import { kubernetesMinor, sharedControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { SimulatedKubelet, SCRIPT_ANNOTATION } from '../support/kubelet.js';
 import { sharedRealCluster, type RealNode } from '../support/node.js';
+import { manifestPath } from '../support/manifests.js';
 import { waitFor } from '../support/wait.js';
 
-const plural: Record<string, string> = {
-  Namespace: 'namespaces',
-  ServiceAccount: 'serviceaccounts',
-  ClusterRole: 'clusterroles',
-  ClusterRoleBinding: 'clusterrolebindings',
-  Role: 'roles',
-  RoleBinding: 'rolebindings',
-  ConfigMap: 'configmaps',
-  Deployment: 'deployments',
-  Service: 'services',
-  MutatingWebhookConfiguration: 'mutatingwebhookconfigurations',
-  CustomResourceDefinition: 'customresourcedefinitions',
-  PriorityClass: 'priorityclasses',
-  PodDisruptionBudget: 'poddisruptionbudgets',
-  NetworkPolicy: 'networkpolicies',
-};
-
-function pathOf(m: KubeManifest): string {
-  const [group, version] = m.apiVersion.includes('/') ? m.apiVersion.split('/') : [undefined, m.apiVersion];
-  return resourcePath({ group, version: version as string, resource: plural[m.kind] as string, namespace: m.metadata.namespace, name: m.metadata.name });
-}
 
 async function applyServerSide(client: KubeClient, m: KubeManifest): Promise<void> {
-  await client.patch(pathOf(m), JSON.stringify(m), ContentType.ApplyPatch, { fieldManager: 'podlife-deploy-test', force: true });
+  await client.patch(manifestPath(m), JSON.stringify(m), ContentType.ApplyPatch, { fieldManager: 'podlife-deploy-test', force: true });
 }
 
 const podsPath = (ns: string, name?: string) => resourcePath({ version: 'v1', resource: 'pods', namespace: ns, name });
@@ -100,7 +80,7 @@ describe('deploy manifests and RBAC (real API server)', function () {
     const crd = nodeReadinessRuleCrd as unknown as KubeManifest;
     await applyServerSide(cp.client, crd);
     await waitFor('the CRD established', async () =>
-      ((await cp.client.get<{ status?: { conditions?: { type: string; status: string }[] } }>(pathOf(crd))).status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True'));
+      ((await cp.client.get<{ status?: { conditions?: { type: string; status: string }[] } }>(manifestPath(crd))).status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True'));
     const options = { ...defaultDeployOptions, namespace: system, namespaces: [scoped] };
     for (const file of deployFiles(options)) {
       for (const m of file.manifests) {
@@ -165,7 +145,7 @@ describe('deploy manifests and RBAC (real API server)', function () {
     sa?.close();
     await kubelet?.stop();
     for (const ns of [scoped, outside, system]) await cp.client.delete(`/api/v1/namespaces/${ns}`).catch(() => undefined);
-    for (const m of applied.filter((x) => !x.metadata.namespace && x.kind !== 'Namespace')) await cp.client.delete(pathOf(m)).catch(() => undefined);
+    for (const m of applied.filter((x) => !x.metadata.namespace && x.kind !== 'Namespace')) await cp.client.delete(manifestPath(m)).catch(() => undefined);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -179,10 +159,10 @@ describe('deploy manifests and RBAC (real API server)', function () {
     const options = { ...defaultDeployOptions, namespace: system, namespaces: [scoped], apiServerCidrs: ['10.0.0.10/32', '192.168.1.0/24'] };
     for (const file of deployFiles(options)) {
       for (const m of file.manifests) {
-        await cp.client.patch(pathOf(m), JSON.stringify(m), ContentType.ApplyPatch, { fieldManager: 'podlife-deploy-test', force: true, dryRun: 'All' });
+        await cp.client.patch(manifestPath(m), JSON.stringify(m), ContentType.ApplyPatch, { fieldManager: 'podlife-deploy-test', force: true, dryRun: 'All' });
       }
     }
-    const policy = await cp.client.get<{ spec: { ingress: { from?: unknown[] }[] } }>(pathOf(deployFiles(options).flatMap((f) => f.manifests).find((m) => m.kind === 'NetworkPolicy')!));
+    const policy = await cp.client.get<{ spec: { ingress: { from?: unknown[] }[] } }>(manifestPath(deployFiles(options).flatMap((f) => f.manifests).find((m) => m.kind === 'NetworkPolicy')!));
     assert.equal(policy.spec.ingress.some((r) => r.from !== undefined), false, 'a dry run changed nothing');
   });
 
@@ -332,7 +312,7 @@ describe('the exec strategy under the shipped RBAC (real node)', function () {
   after(async () => {
     for (const c of clients) c.close();
     for (const ns of [scoped, system]) await cp?.client.delete(`/api/v1/namespaces/${ns}`).catch(() => undefined);
-    for (const m of clusterScoped) await cp.client.delete(pathOf(m)).catch(() => undefined);
+    for (const m of clusterScoped) await cp.client.delete(manifestPath(m)).catch(() => undefined);
   });
 
   it('as the controller\'s ServiceAccount, the exec strategy delivers TERM to a real container', async () => {

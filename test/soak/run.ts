@@ -22,7 +22,8 @@ import { isConflict, resourcePath, sleep, type KubeClient } from '@podlife/core'
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { SCRIPT_ANNOTATION, SimulatedKubelet, type KubeletRecord } from '../support/kubelet.js';
 import { makeTempDir, removeTempDir } from '../support/processes.js';
-import { JOB_KINDS, jobManifest, seededRandom, type JobKind } from './jobs.js';
+import { seededRandom } from '../support/random.js';
+import { JOB_KINDS, jobManifest, type JobKind } from './jobs.js';
 import { JOBS_PER_MINUTE, faultSchedule, parseSoakArgs, usage, type PlannedFault, type SoakOptions } from './plan.js';
 import { Replica, leaseHolder } from './replicas.js';
 import { formatTally, podsAwaitingFinish, tally, type EventSeen, type JobOutcome } from './tally.js';

@@ -197,8 +197,9 @@ async function actOnStop(pod: V1Pod, decision: StopDecision, ctx: ActContext): P
     noHandler ||= attempt.noHandler === true;
   }
   let escalation = decision.escalation;
-  // Only once every container of the stage got its stop spec.
-  if (noHandler && decision.issue.length === decision.steps.filter((s) => s.stage === decision.currentStage && !s.issued).length) {
+  // `issue` is every stop spec of the current stage still to send: after this pass the whole
+  // stage has had its stop, so a PID 1 that cannot receive it ends the stage through the kubelet.
+  if (noHandler) {
     escalation = { why: 'no-handler', containers: decision.steps.filter((s) => s.stage === decision.currentStage).map((s) => s.container) };
   }
   if (!escalation) return { issued, ok: true };
