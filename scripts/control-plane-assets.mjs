@@ -31,7 +31,7 @@ const kubeModules = join(repoRoot, 'test', 'control-plane', 'kube');
 const etcdModule = join(repoRoot, 'test', 'control-plane', 'etcd');
 
 /** The release a run uses when PODLIFE_K8S_VERSION is unset. */
-export const DEFAULT_KUBERNETES = 'v1.35.4';
+export const DEFAULT_KUBERNETES = 'v1.37.2';
 export const VERSION_ENV = 'PODLIFE_K8S_VERSION';
 
 export const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubelet'];

@@ -263,8 +263,13 @@ describe('keystone under the restricted Pod Security profile (real node, PodSecu
     assert.deepEqual(events.filter((e) => e.type === 'Warning').map((e) => e.message), []);
     const stopping = events.filter((e) => e.reason === 'StoppingContainer').map((e) => e.message);
     // The second form: the sidecar's PID 1 exited on TERM before the exec'd kill did (exit 137).
+    // On a loaded machine the controller may see the exit more than 2 s after it happened: the
+    // message then says how late the stop went out (DESIGN 3.2), which is the same stop.
     assert.equal(stopping.length, 1, JSON.stringify(stopping));
-    assert.match(stopping[0] ?? '', /^stopping container proxy with signal:TERM via signal script \(TERM to PID 1\)(; PID 1 ended before kill returned)?$/);
+    assert.match(
+      stopping[0] ?? '',
+      /^stopping container proxy with signal:TERM via signal script \(TERM to PID 1\)(; PID 1 ended before kill returned)?( \(\d+\.\ds late, the controller was unavailable: .+ each\))?$/,
+    );
     await assertGoneFromNode(pod);
   });
 
