@@ -12,13 +12,17 @@
  * control-plane binaries are made ready once, before the first benchmark that needs them, and
  * when that fails only those benchmarks are skipped; likewise the real node's assets, and a host
  * that cannot run a node skips the benchmarks that need one, saying why; the exit code is
- * non-zero when a benchmark that ran failed (or an unknown name was asked for).
+ * non-zero when a benchmark that ran failed (or an unknown name was asked for). It ends with every
+ * target the benchmarks judged (bench/verdict.ts): figure, same-run floor, ratio, PASS/FAIL and the
+ * load average at the time, then how many targets passed.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { nodePrerequisiteProblem } from '../test/support/node.js';
+import { RESULTS_ENV, verdictState, type Recorded } from './verdict.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -52,16 +56,16 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'keystone-evaluate', file: 'bench/keystone/evaluate.ts', controlPlane: false, quick: [], dist: 'packages/keystone', what: 'evaluatePod pods/s on 3-container pods' },
   { name: 'keystone-reaction', file: 'bench/keystone/reaction.ts', controlPlane: true, quick: ['--pods', '2000', '--seconds', '10'], what: 'container finished -> first stop action, p50/p99' },
   { name: 'webhook-handler', file: 'bench/keystone/webhook.ts', controlPlane: false, quick: [], dist: 'packages/keystone', what: 'AdmissionReview handler alone, p50/p99 per call' },
-  { name: 'webhook', file: 'bench/webhook/run.ts', controlPlane: false, quick: ['--seconds', '3'], what: '/mutate-pods over TLS at 500 req/s, p50/p99' },
+  { name: 'webhook', file: 'bench/webhook/run.ts', controlPlane: false, quick: ['--seconds', '4'], what: '/mutate-pods over TLS at 500 req/s, p50/p99' },
   { name: 'keystone-node', file: 'bench/keystone-node/run.ts', controlPlane: true, node: true, quick: ['--jobs', '10'], what: 'real node: main exits -> last sidecar terminated per strategy vs native sidecars, p50/p99' },
   { name: 'node-readiness', file: 'bench/node-readiness/run.ts', controlPlane: true, quick: ['--nodes', '500'], what: 'condition True -> taint removed with 5,000 nodes, p50/p99 vs a raw PATCH' },
   { name: 'node-readiness-15k', file: 'bench/node-readiness/run.ts', controlPlane: true, args: ['--nodes', '15000', '--no-naive'], quick: ['--nodes', '1500', '--no-naive'], what: 'the same with 15,000 nodes: p99, requests per node, controller RSS' },
 ];
 
 /** Runs `args` with this Node and resolves with the exit code (signals count as failure). */
-function run(args: string[]): Promise<number> {
+function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: 'inherit' });
+    const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: 'inherit', env });
     child.on('error', (err) => {
       console.error(err.message);
       done(1);
@@ -80,6 +84,24 @@ function unregistered(): string[] {
     if (existsSync(join(repoRoot, file)) && !known.has(file)) found.push(file);
   }
   return found;
+}
+
+/** The verdicts a benchmark recorded (none when it wrote none, e.g. it crashed first). */
+function readResults(file: string): Recorded[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Recorded);
+}
+
+/** Every target judged in this run, one line each, and the count that passed. */
+function printTargets(targets: [string, Recorded][]): void {
+  if (targets.length === 0) return;
+  console.log('\n== targets (DESIGN.md 10): figure, floor from the same run, ratio, verdict, 1-minute load average when judged');
+  const rows = targets.map(([name, v]) => [name, v.target, v.figure, v.floor ?? '(absolute)', v.ratio ?? '', verdictState(v.pass), `load ${v.load.toFixed(1)}`]);
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  for (const r of rows) console.log(r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd());
+  const judged = targets.filter(([, v]) => v.pass !== undefined);
+  const passed = judged.filter(([, v]) => v.pass).length;
+  console.log(`${passed} of ${judged.length} targets PASS${passed < judged.length ? `, ${judged.length - passed} FAIL` : ''}`);
 }
 
 function parseArgs(argv: string[]): { names: string[]; quick: boolean; list: boolean } {
@@ -111,6 +133,8 @@ async function main(): Promise<number> {
   console.log(`benchmarks on Node ${process.version}, ${process.platform}/${process.arch}${quick ? ', --quick' : ''}`);
   const selected = names.length > 0 ? BENCHMARKS.filter((b) => names.includes(b.name)) : BENCHMARKS;
   const summary: string[][] = [];
+  const targets: [string, Recorded][] = [];
+  const resultsDir = mkdtempSync(join(tmpdir(), 'podlife-bench-'));
   let controlPlane: 'unknown' | 'ready' | 'unavailable' = 'unknown';
   let node: 'unknown' | 'ready' | 'unavailable' = 'unknown';
   const nodeProblem = nodePrerequisiteProblem();
@@ -149,15 +173,20 @@ async function main(): Promise<number> {
       continue;
     }
     const conditions = b.dist ? [] : ['--conditions=@podlife/source'];
-    const code = await run(['--import', 'tsx', ...conditions, join(repoRoot, b.file), ...args]);
+    const resultsFile = join(resultsDir, `${b.name}.jsonl`);
+    const loadBefore = loadavg()[0] ?? NaN;
+    const code = await run(['--import', 'tsx', ...conditions, join(repoRoot, b.file), ...args], { ...process.env, [RESULTS_ENV]: resultsFile });
     const seconds = ((performance.now() - started) / 1000).toFixed(0);
     if (code !== 0) failed = true;
-    summary.push([b.name, code === 0 ? 'ok' : `failed: exit ${code}`, `${seconds} s`]);
+    summary.push([b.name, code === 0 ? 'ok' : `failed: exit ${code}`, `${seconds} s`, `load ${loadBefore.toFixed(1)} -> ${(loadavg()[0] ?? NaN).toFixed(1)}`]);
+    for (const v of readResults(resultsFile)) targets.push([b.name, v]);
   }
+  rmSync(resultsDir, { recursive: true, force: true });
 
   console.log(`\n== summary${quick ? ' (--quick)' : ''}`);
-  const widths = [0, 1, 2].map((c) => Math.max(...summary.map((r) => (r[c] ?? '').length)));
-  for (const r of summary) console.log(r.map((cell, c) => (c === 2 ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  '));
+  const widths = [0, 1, 2, 3].map((c) => Math.max(...summary.map((r) => (r[c] ?? '').length)));
+  for (const r of summary) console.log(r.map((cell, c) => (c === 2 ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd());
+  printTargets(targets);
   for (const file of unregistered()) console.log(`note: ${file} is not in the registry of bench/run.ts, so it did not run`);
   return failed ? 1 : 0;
 }

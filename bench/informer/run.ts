@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { OPT_IN_EVERY, startFakePodApi } from './api.js';
 import { pod } from './pods.js';
 import type { Measurement, Variant } from './measure.js';
+import { judge } from '../verdict.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..');
@@ -188,43 +189,53 @@ async function main(): Promise<void> {
   if (pods !== FULL_PODS) {
     // Fixed costs (V8's young generation, allocator slack) dominate small runs, so RSS per pod
     // there overstates the full run several times over: no verdict from a projection.
-    console.log(`target (${fmt(FULL_PODS)} pods < 1 GiB RSS with a transform): judged only at ${fmt(FULL_PODS)} pods; run without --quick/--pods`);
+    const view = results.find((r) => r.transform === 'lifecycleView');
+    if (view) {
+      judge({
+        target: `lifecycle view steady RSS over the raw JSON, ${fmt(pods)} pods (judged only at ${fmt(FULL_PODS)})`,
+        figure: `${mib(view.rss)} MiB`,
+        floor: `raw JSON ${mib(raw)} MiB`,
+        ratio: `${fmt((view.rss / raw) * 100, 0)}%`,
+      });
+    }
     return;
   }
+  const sync_ = (m: Measurement): string => `read by ${m.syncPath}`;
   for (const variant of (['stripManagedFields', 'lifecycleView'] as const).filter((name) => variants.includes(name))) {
+    // Not in DESIGN 10 any more (the ratios below replaced it), kept as a figure for reading.
     const m = results.find((r) => r.transform === variant);
-    const verdict = !m ? `FAIL, ${failures.get(variant) ?? 'not measured'}` : `${m.rss < TARGET_RSS ? 'PASS' : 'FAIL'}, ${mib(m.rss)} MiB (peak ${mib(m.maxRss)} MiB)`;
-    console.log(`target: ${fmt(FULL_PODS)} pods cached < 1 GiB RSS with a transform (${variant}): ${verdict}`);
+    judge({ target: `${fmt(FULL_PODS)} pods cached with a transform (${variant}), RSS against 1 GiB`, figure: m ? `${mib(m.rss)} MiB (peak ${mib(m.maxRss)} MiB)` : `not measured: ${failures.get(variant) ?? '?'}`, ratio: m ? `${fmt((m.rss / TARGET_RSS) * 100, 0)}% of 1 GiB` : undefined });
   }
-  const optIn = results.find((r) => r.transform === 'optIn');
   if (variants.includes('optIn')) {
-    if (!optIn) console.log(`target: 5% opted in, RSS < 150 MiB: FAIL, ${failures.get('optIn') ?? 'not measured'}`);
-    else {
-      const above = optIn.rss - base.rss;
-      console.log(
-        `target: ${fmt(FULL_PODS)} pods, ${fmt(optIn.pods)} (5%) opted in, RSS < 150 MiB: process RSS ${mib(optIn.rss)} MiB ` +
-          `${optIn.rss < TARGET_OPT_IN_RSS ? 'PASS' : 'FAIL'}; above the empty-list floor (${mib(base.rss)} MiB) ${mib(above)} MiB ` +
-          `${above < TARGET_OPT_IN_RSS ? 'PASS' : 'FAIL'}; peak ${mib(optIn.maxRss)} MiB`,
-      );
-    }
+    const optIn = results.find((r) => r.transform === 'optIn');
+    judge({
+      target: `${fmt(FULL_PODS)} pods, 5% opted in (lifecycle view of the labelled pods): RSS < 150 MiB`,
+      figure: optIn ? `RSS ${mib(optIn.rss)} MiB (peak ${mib(optIn.maxRss)} MiB)` : `not measured: ${failures.get('optIn') ?? '?'}`,
+      floor: `empty-list process ${mib(base.rss)} MiB`,
+      ratio: optIn ? `+${mib(optIn.rss - base.rss)} MiB` : undefined,
+      pass: optIn !== undefined && optIn.rss < TARGET_OPT_IN_RSS,
+    });
   }
   // The lifecycle view the targets name, and the controller's own view (keystone) where it ran.
   for (const variant of (['lifecycleView', 'keystone'] as const).filter((name) => variants.includes(name))) {
     const view = results.find((r) => r.transform === variant);
-    if (!view) {
-      console.log(`target: peak RSS during the initial sync <= ${TARGET_PEAK_OVER_STEADY}x steady (${variant}): FAIL, ${failures.get(variant) ?? 'not measured'}`);
-      continue;
-    }
-    const peakRatio = view.maxRss / view.rss;
-    console.log(
-      `target: peak RSS during the initial sync <= ${TARGET_PEAK_OVER_STEADY}x steady (${variant}, read by ${view.syncPath}): ` +
-        `${peakRatio <= TARGET_PEAK_OVER_STEADY ? 'PASS' : 'FAIL'}, peak ${mib(view.maxRss)} MiB / steady ${mib(view.rss)} MiB = ${fmt(peakRatio, 2)}x`,
-    );
-    const rawRatio = view.rss / raw;
-    console.log(
-      `target: steady RSS <= ${TARGET_STEADY_OVER_RAW * 100}% of the raw JSON (${variant}): ` +
-        `${rawRatio <= TARGET_STEADY_OVER_RAW ? 'PASS' : 'FAIL'}, ${mib(view.rss)} MiB / ${mib(raw)} MiB = ${fmt(rawRatio * 100, 0)}%`,
-    );
+    const missing = `not measured: ${failures.get(variant) ?? '?'}`;
+    judge({
+      target: `peak RSS during the initial sync <= ${TARGET_PEAK_OVER_STEADY}x steady (${variant}, ${fmt(FULL_PODS)} pods)`,
+      figure: view ? `peak ${mib(view.maxRss)} MiB` : missing,
+      floor: view ? `steady ${mib(view.rss)} MiB` : undefined,
+      ratio: view ? `${fmt(view.maxRss / view.rss, 2)}x` : undefined,
+      pass: view !== undefined && view.maxRss / view.rss <= TARGET_PEAK_OVER_STEADY,
+      note: view ? sync_(view) : undefined,
+    });
+    judge({
+      target: `steady RSS <= ${TARGET_STEADY_OVER_RAW * 100}% of the raw JSON (${variant}, ${fmt(FULL_PODS)} pods)`,
+      figure: view ? `steady ${mib(view.rss)} MiB` : missing,
+      floor: `raw JSON ${mib(raw)} MiB`,
+      ratio: view ? `${fmt((view.rss / raw) * 100, 1)}%` : undefined,
+      pass: view !== undefined && view.rss / raw <= TARGET_STEADY_OVER_RAW,
+      note: view ? sync_(view) : undefined,
+    });
   }
 }
 

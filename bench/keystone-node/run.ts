@@ -25,6 +25,7 @@ import { ControllerApp, defaultConfig, devCertificates, parseFlags, webhookEntry
 import { startControlPlane, type ControlPlane } from '../../test/support/control-plane.js';
 import { nodePrerequisiteProblem, startNode, type RealNode } from '../../test/support/node.js';
 import { benchJob, LABEL_WAVE, STRATEGIES, type Strategy } from './jobs.js';
+import { judge } from '../verdict.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -257,6 +258,18 @@ function report(tallies: Map<Strategy, Tally>): boolean {
       ['sidecar terminated', pick((x) => x.containerdMs)],
     ] as const;
     console.log(`    ${LABELS[strategy]}: ${parts.map(([what, xs]) => `${what} ${fmtMs(percentile([...xs], 50))} / ${fmtMs(percentile([...xs], 99))}`).join('; ')}`);
+  }
+  for (const strategy of STRATEGIES.filter((s) => s !== 'native')) {
+    const c = sorted.get(strategy)!.c;
+    const p50 = percentile(c, 50);
+    judge({
+      target: `keystone on a real node, ${LABELS[strategy]}: main exits -> last sidecar terminated, p50 within ${TARGET_MS} ms of native sidecars`,
+      figure: `p50 ${fmtMs(p50)}`,
+      floor: `native p50 ${fmtMs(floor)}`,
+      ratio: `${p50 - floor >= 0 ? '+' : ''}${fmtMs(p50 - floor)}, ${(p50 / floor).toFixed(2)}x`,
+      pass: c.length > 0 && p50 - floor <= TARGET_MS,
+      note: `n=${c.length}`,
+    });
   }
   console.log(`verdict: ${allMet ? 'PASS' : 'FAIL'} (every strategy's p50 within ${TARGET_MS} ms of the native sidecars' p50)`);
   return [...tallies.values()].every((t) => t.missing.length === 0);

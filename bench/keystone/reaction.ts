@@ -1,19 +1,21 @@
 // Keystone reaction latency against a real API server: from the moment a "main container
 // finished" status write is sent to the moment the controller issues the first stop action,
 // with 10k podlife pods cached and a steady stream of other pod status updates. Target
-// (DESIGN 10): p99 < 50 ms with 10k pods cached and 200 pod updates/s.
+// (DESIGN 10): p99 <= 1.1x the floor, with 10k pods cached and 200 pod updates/s.
 //
-// Baseline in the same run: the raw watch delivery latency of the same writes (an informer in
-// this process seeing the write), i.e. the floor no controller can beat; the difference is the
-// controller's own cost (cache, queue, evaluatePod, dispatch).
+// Floor in the same run: the raw watch delivery latency of the same writes (an informer in this
+// process seeing the write), i.e. what no controller can beat; the difference is the controller's
+// own cost (cache, queue, evaluatePod, dispatch). One update in ten finishes a main container, so
+// the default 120 s gives 2,400 samples of each: a p99 that rests on 24 of them, not 6 (at 30 s,
+// three runs at the same load gave ratios from 0.96 to 1.20).
 //
-//   pnpm exec tsx --conditions=@podlife/source bench/keystone/reaction.ts [--pods 10000] [--rate 200] [--seconds 30]
-import os from 'node:os';
+//   pnpm exec tsx --conditions=@podlife/source bench/keystone/reaction.ts [--pods 10000] [--rate 200] [--seconds 120]
 import type { V1Pod } from '@kubernetes/client-node';
 import { ContentType, Informer, Manager, resourcePath, type KubeClient } from '@podlife/core';
 import type { PodApi } from '@podlife/keystone';
 import { keystoneController } from '@podlife/keystone';
 import { startControlPlane } from '../../test/support/control-plane.js';
+import { judge, loadAverage, percentile, times } from '../verdict.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -21,13 +23,14 @@ const arg = (name: string, dflt: number): number => {
 };
 const PODS = arg('pods', 10_000);
 const RATE = arg('rate', 200);
-const SECONDS = arg('seconds', 30);
+const SECONDS = arg('seconds', 120);
+/** DESIGN 10: p99 <= 1.1x the watch delivery p99 of the same writes. */
+const TARGET_RATIO = 1.1;
 /** One update in this many finishes a pod's main container; the others are unrelated status changes. */
 const TRIGGER_EVERY = 10;
 const ns = 'reaction';
 
 const podsPath = (name?: string, sub?: string) => resourcePath({ version: 'v1', resource: 'pods', namespace: ns, name, subresource: sub });
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 async function createPods(client: KubeClient): Promise<void> {
   let next = 0;
@@ -131,10 +134,21 @@ try {
   reaction.sort((a, b) => a - b);
   delivery.sort((a, b) => a - b);
   const fmt = (xs: number[]) => `p50 ${percentile(xs, 50).toFixed(1)} ms  p99 ${percentile(xs, 99).toFixed(1)} ms  max ${(xs.at(-1) ?? NaN).toFixed(1)} ms  (n=${xs.length})`;
-  console.log(`${total} status writes at ${achieved.toFixed(0)}/s (target ${RATE}/s), ${fresh} of them finishing a main container; ${PODS} pods cached; load average ${os.loadavg()[0]?.toFixed(1)} on ${os.cpus().length} CPUs`);
-  console.log(`  baseline: write sent -> watch event in this process   ${fmt(delivery)}`);
+  console.log(`${total} status writes at ${achieved.toFixed(0)}/s (target ${RATE}/s), ${fresh} of them finishing a main container; ${PODS} pods cached; ${loadAverage()}`);
+  console.log(`  floor:    write sent -> watch event in this process   ${fmt(delivery)}`);
   console.log(`  keystone: write sent -> first stop action issued       ${fmt(reaction)}`);
-  console.log(`  missed: ${fresh - reaction.length} triggers without a stop within 60 s; target p99 < 50 ms: ${percentile(reaction, 99) < 50 ? 'met' : 'NOT met'}`);
+  const missed = fresh - reaction.length;
+  console.log(`  missed: ${missed} triggers without a stop within 60 s; the controller's own cost at p50 ${(percentile(reaction, 50) - percentile(delivery, 50)).toFixed(1)} ms`);
+  const p99 = percentile(reaction, 99);
+  const floor = percentile(delivery, 99);
+  judge({
+    target: `keystone reaction p99 <= ${TARGET_RATIO}x the watch delivery p99 (${PODS} pods cached, ${RATE} updates/s)`,
+    figure: `p99 ${p99.toFixed(1)} ms`,
+    floor: `watch delivery p99 ${floor.toFixed(1)} ms`,
+    ratio: times(p99 / floor),
+    pass: missed === 0 && p99 <= TARGET_RATIO * floor,
+    note: `n=${reaction.length}${missed ? `, ${missed} missed` : ''}`,
+  });
   watcher.removeAllListeners();
   await watcher.stop();
   await manager.stop();

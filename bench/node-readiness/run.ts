@@ -25,6 +25,7 @@ import type { KubeClient } from '@podlife/core';
 import { nodeReadinessRule, nodeReadinessRuleCrd, rulePath } from '@podlife/node-readiness';
 import { startControlPlane } from '../../test/support/control-plane.js';
 import { waitFor } from '../../test/support/wait.js';
+import { judge, times } from '../verdict.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -217,14 +218,21 @@ function report(label: string, latencies: number[], s?: Stats): void {
 
 /** DESIGN 10's verdicts, each against its floor from this run. */
 function verdicts(r: Measurement, s: Stats): void {
-  const verdict = (ok: boolean): string => (ok ? 'PASS' : 'FAIL');
   const p99 = pct(r.latencies, 99);
   const floor = pct(r.patchMs, 99);
   const all = r.latencies.length === N;
-  console.log(`target: condition True -> taint removed p99 <= ${TARGET_RATIO}x the raw PATCH p99 (${N} nodes): ${verdict(all && p99 <= TARGET_RATIO * floor)}, ${p99.toFixed(1)} / ${floor.toFixed(1)} ms = ${(p99 / floor).toFixed(2)}x${all ? '' : ` (only ${r.latencies.length}/${N} released)`}`);
-  console.log(`target: p99 < ${TARGET_P99_MS} ms: ${verdict(all && p99 < TARGET_P99_MS)}, ${p99.toFixed(1)} ms`);
-  console.log(`target: requests per node <= ${TARGET_REQUESTS_PER_NODE} (the adoption write included): ${verdict(requestsPerNode(s) <= TARGET_REQUESTS_PER_NODE)}, ${requestsPerNode(s).toFixed(3)}`);
-  if (N >= 15_000) console.log(`target: controller RSS < ${TARGET_RSS / 2 ** 20} MiB at ${N} nodes: ${verdict(s.rss < TARGET_RSS)}, ${(s.rss / 2 ** 20).toFixed(0)} MiB`);
+  const note = `${r.latencies.length}/${N} released`;
+  judge({
+    target: `node readiness, condition True -> taint removed p99 <= ${TARGET_RATIO}x the raw PATCH p99 (${N} nodes)`,
+    figure: `p99 ${p99.toFixed(1)} ms`,
+    floor: `raw status PATCH p99 ${floor.toFixed(1)} ms`,
+    ratio: times(p99 / floor),
+    pass: all && p99 <= TARGET_RATIO * floor,
+    note,
+  });
+  judge({ target: `node readiness p99 < ${TARGET_P99_MS} ms (${N} nodes)`, figure: `p99 ${p99.toFixed(1)} ms`, pass: all && p99 < TARGET_P99_MS, note });
+  judge({ target: `node readiness requests per node <= ${TARGET_REQUESTS_PER_NODE}, the adoption write included (${N} nodes)`, figure: requestsPerNode(s).toFixed(3), pass: requestsPerNode(s) <= TARGET_REQUESTS_PER_NODE });
+  if (N >= 15_000) judge({ target: `node readiness controller RSS < ${TARGET_RSS / 2 ** 20} MiB at ${N} nodes`, figure: `${(s.rss / 2 ** 20).toFixed(0)} MiB`, pass: s.rss < TARGET_RSS });
 }
 
 const cp = await startControlPlane();

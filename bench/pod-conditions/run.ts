@@ -7,6 +7,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { explainPod, sandboxReady } from '@podlife/pod-conditions';
 import type { PodEvent } from '@podlife/pod-conditions';
+import { judge, loadAverage, times } from '../verdict.js';
 
 const count = Number(process.argv[2] ?? 100_000);
 const t0 = Date.parse('2025-03-01T10:00:00Z');
@@ -118,10 +119,17 @@ for (let i = 0; i < count; i++) {
 }
 
 const floor = results[0]!.podsPerSec;
-console.log(`pod-conditions bench: ${count} pods, ${(bytes / count).toFixed(0)} bytes of JSON each, node ${process.version}`);
+console.log(`pod-conditions bench: ${count} pods, ${(bytes / count).toFixed(0)} bytes of JSON each, node ${process.version}; ${loadAverage()}`);
 console.log(`causes: ${[...causes].map(([c, n]) => `${c} ${n}`).join(', ')}`);
 console.log('');
 console.log(`${'what'.padEnd(28)} ${'pods/s'.padStart(12)} ${'vs JSON.parse'.padStart(14)}`);
 for (const r of results) {
   console.log(`${r.name.padEnd(28)} ${Math.round(r.podsPerSec).toLocaleString('en-US').padStart(12)} ${`${(r.podsPerSec / floor).toFixed(2)}x`.padStart(14)}`);
 }
+const both = results.at(-1)!;
+judge({
+  target: 'sandboxReady + explainPod pods/s',
+  figure: `${Math.round(both.podsPerSec).toLocaleString('en-US')} pods/s`,
+  floor: `JSON.parse ${Math.round(floor).toLocaleString('en-US')} pods/s`,
+  ratio: times(both.podsPerSec / floor),
+});

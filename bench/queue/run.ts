@@ -13,6 +13,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { judge, loadAverage } from '../verdict.js';
 
 interface BenchQueue {
   add(key: string): void;
@@ -104,6 +105,7 @@ async function main(): Promise<void> {
   const makeWork = (): BenchQueue => new WorkQueue<string>();
   const makeNaive = (): BenchQueue => new NaiveQueue();
   const rows: string[][] = [['workload', 'WorkQueue ops/s', 'naive ops/s', 'WorkQueue / naive']];
+  let deepChurn: [number, number] = [NaN, NaN];
 
   for (const depth of [1_000, 100_000]) {
     const ks = keys(depth * 2);
@@ -117,6 +119,7 @@ async function main(): Promise<void> {
       const work = await opsPerSec(() => run(makeWork()));
       const naive = await opsPerSec(() => run(makeNaive()));
       rows.push([name, fmt(work), fmt(naive), `${fmt(work / naive, 2)}x`]);
+      if (name.startsWith('churn') && depth === 100_000) deepChurn = [work, naive];
     }
   }
 
@@ -133,13 +136,14 @@ async function main(): Promise<void> {
   const memNaive = bytesPerKey(makeNaive, memKeys);
 
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  console.log(`queue benchmark (Node ${process.version}, adds+gets per second, each get followed by done)`);
+  console.log(`queue benchmark (Node ${process.version}, adds+gets per second, each get followed by done; ${loadAverage()})`);
   for (const r of rows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
   console.log(`addAfter into the delay heap, 100,000 keys: ${fmt(delayOps)} ops/s (WorkQueue only)`);
   console.log(
     `heap per queued key (200,000 keys, key strings excluded): WorkQueue ${fmt(memWork, 1)} B, naive ${fmt(memNaive, 1)} B` +
       ((globalThis as { gc?: unknown }).gc ? '' : ' (no --expose-gc: figures are noisy)'),
   );
+  judge({ target: 'WorkQueue churn at depth 100,000, adds+gets/s', figure: `${fmt(deepChurn[0])}/s`, floor: `naive queue ${fmt(deepChurn[1])}/s`, ratio: `${fmt(deepChurn[0] / deepChurn[1], 2)}x` });
 }
 
 const CHILD = 'PODLIFE_QUEUE_BENCH_CHILD';
