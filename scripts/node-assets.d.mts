@@ -11,4 +11,4 @@ export interface NodeAssets {
   images: Record<ImageKey, { ref: string; tar: string }>;
 }
 export declare function ensureHostPackages(log: (line: string) => void): void;
-export declare function ensureNodeAssets(opts?: { log?: (line: string) => void }): Promise<NodeAssets>;
+export declare function ensureNodeAssets(opts?: { log?: (line: string) => void; kubernetes?: string }): Promise<NodeAssets>;

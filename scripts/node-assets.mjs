@@ -18,7 +18,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { cacheRoot, ensureControlPlaneAssets, kubeModuleDir } from './control-plane-assets.mjs';
+import { cacheRoot, ensureControlPlaneAssets, kubeModuleDir, selectedKubernetesVersion } from './control-plane-assets.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const imagesModule = join(repoRoot, 'test', 'node', 'images');
@@ -124,14 +124,15 @@ function buildImages(outDir, pauseSource, log) {
 }
 
 /**
- * Makes sure everything a node needs is on this host and returns where it is.
- * @param {{ log?: (line: string) => void }} [opts]
+ * Makes sure everything a node needs is on this host and returns where it is; the kubelet is the
+ * run's release unless `kubernetes` names another supported one (an older node in a mixed cluster).
+ * @param {{ log?: (line: string) => void, kubernetes?: string }} [opts]
  */
 export async function ensureNodeAssets(opts = {}) {
   const log = opts.log ?? ((line) => process.stderr.write(`node-assets: ${line}\n`));
   if (process.platform !== 'linux') throw new Error('a real node runs on Linux only');
   ensureHostPackages(log);
-  const controlPlane = await ensureControlPlaneAssets({ log });
+  const controlPlane = await ensureControlPlaneAssets({ log, ...(opts.kubernetes ? { kubernetes: selectedKubernetesVersion(opts.kubernetes) } : {}) });
   for (const name of ['kubelet', 'kube-scheduler']) {
     if (!existsSync(join(controlPlane.dir, name))) throw new Error(`${join(controlPlane.dir, name)} is missing (KUBEBUILDER_ASSETS must hold the kubelet and kube-scheduler for a real node)`);
   }

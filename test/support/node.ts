@@ -71,6 +71,11 @@ export interface NodeOptions {
   labels?: Record<string, string>;
   /** Wait for the Node to be Ready (default true). A node tainted for readiness is still Ready. */
   waitReady?: boolean;
+  /**
+   * The kubelet's release (`v1.34.4`, `1.34`), when it is not the run's: an older node beside a
+   * newer control plane, within the kubelet skew the API server accepts.
+   */
+  kubernetes?: string;
   log?: (line: string) => void;
 }
 
@@ -134,7 +139,7 @@ export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promi
   if (problem) throw new Error(problem);
   const log = opts.log ?? (() => {});
   const started = Date.now();
-  const assets: NodeAssets = await ensureNodeAssets({ log });
+  const assets: NodeAssets = await ensureNodeAssets({ log, ...(opts.kubernetes ? { kubernetes: opts.kubernetes } : {}) });
   const name = opts.name ?? 'node-1';
   // Short: unix socket paths are limited to 107 bytes.
   const dir = makeTempDir('plnode-');

@@ -26,7 +26,23 @@ export const Annotation = {
   OnKeystoneExit: 'podlife.dev/on-keystone-exit',
   NativeSidecars: 'podlife.dev/native-sidecars',
   Completion: 'podlife.dev/completion',
+  /**
+   * Written by podlife's webhook only, one key per container it changed: what it made native
+   * (`NativeRecord`), so that a later undo by another webhook can be told apart and reported.
+   */
+  NativePrefix: 'native.podlife.dev/',
 } as const;
+
+/** What the webhook made native on a container, as `native.podlife.dev/<container>` lists it (comma-separated). */
+export type NativeRecord = 'sidecar' | 'stop-signal' | 'pre-stop' | 'restart-all-containers';
+export const NATIVE_RECORDS: readonly NativeRecord[] = ['sidecar', 'stop-signal', 'pre-stop', 'restart-all-containers'];
+
+/** The records of `native.podlife.dev/<container>` (unknown entries are dropped: the key is only ever written by podlife). */
+export function nativeRecords(annotations: Record<string, string> | null | undefined, container: string): NativeRecord[] {
+  const value = annotations?.[Annotation.NativePrefix + container];
+  if (typeof value !== 'string') return [];
+  return value.split(',').map((s) => s.trim()).filter((s): s is NativeRecord => (NATIVE_RECORDS as readonly string[]).includes(s));
+}
 
 /**
  * The label that opts a pod into podlife's cache (DESIGN 3.7, ADR 0131): every helper that
@@ -48,9 +64,12 @@ export function hasManagedLabel(labels: Record<string, string> | null | undefine
 export type ContainerRole = 'keystone' | 'sidecar';
 export const CONTAINER_ROLES: readonly ContainerRole[] = ['keystone', 'sidecar'];
 
-/** `podlife.dev/on-keystone-exit`: what a keystone exit does. */
-export type OnKeystoneExit = 'StopContainers' | 'TerminatePod';
-export const ON_KEYSTONE_EXIT: readonly OnKeystoneExit[] = ['StopContainers', 'TerminatePod'];
+/**
+ * `podlife.dev/on-keystone-exit`: what a keystone exit does. RestartPod restarts every container
+ * in place where the nodes support it (a restart rule the webhook adds), else acts as TerminatePod.
+ */
+export type OnKeystoneExit = 'StopContainers' | 'TerminatePod' | 'RestartPod';
+export const ON_KEYSTONE_EXIT: readonly OnKeystoneExit[] = ['StopContainers', 'TerminatePod', 'RestartPod'];
 /** `podlife.dev/native-sidecars`: whether the webhook converts sidecars to native ones. */
 export type NativeSidecarsMode = 'auto' | 'true' | 'false';
 export const NATIVE_SIDECARS_MODES: readonly NativeSidecarsMode[] = ['auto', 'true', 'false'];

@@ -33,6 +33,8 @@ import type { V1ContainerStatus, V1Pod, V1PodCondition } from '@kubernetes/clien
 import { findCondition, timeMs, type InvalidAnnotationError } from '@podlife/core';
 import { readLifecycle, type ContainerLifecycle, type LifecycleOptions, type PodLifecycle, type StopSpec } from './annotations.js';
 import { NO_HANDLER_EXIT, ephemeralName } from './stop-containers.js';
+import { RESTART_ALL_CONTAINERS_FEATURE } from './node-features.js';
+import { ALL_CONTAINERS_RESTARTING, RESTART_ALL_CONTAINERS, kubeletHonoursRestartAll, matchingRule } from './restart-in-place.js';
 import {
   ConditionType,
   NO_UPDATES,
@@ -72,6 +74,7 @@ export type NoneWhy =
   | 'restart-always'
   | 'no-sidecars'
   | 'native-sidecars'
+  | 'restart-in-place'
   | 'done';
 
 /** One container to stop now: its role, stop spec, method and share of the budget. */
@@ -169,8 +172,13 @@ export interface DeleteDecision {
   readonly action: 'delete';
   readonly rule: 'K' | 'S';
   readonly trigger: string;
-  /** PhaseRecorded: the pod's phase is terminal (recorded by podlife) while containers still run. */
-  readonly why: 'TerminatePod' | 'RestartPolicyAlways' | 'PhaseRecorded';
+  /**
+   * PhaseRecorded: the pod's phase is terminal (recorded by podlife) while containers still run.
+   * RestartPodUnsupported: RestartPod asked for, but the keystone has no RestartAllContainers rule
+   * for its exit (not every node that may run the pod supports it) or its kubelet ignores the rule,
+   * so the pod is deleted as with TerminatePod.
+   */
+  readonly why: 'TerminatePod' | 'RestartPolicyAlways' | 'PhaseRecorded' | 'RestartPodUnsupported';
   readonly gracePeriodSeconds: number;
   readonly updates: readonly StatusUpdate[];
 }
@@ -201,6 +209,7 @@ const NONE: Readonly<Record<NoneWhy, NoneDecision>> = Object.freeze({
   'restart-always': none('restart-always'),
   'no-sidecars': none('no-sidecars'),
   'native-sidecars': none('native-sidecars'),
+  'restart-in-place': none('restart-in-place'),
   done: none('done'),
 });
 
@@ -356,6 +365,22 @@ function ruleK(pod: V1Pod, lifecycle: PodLifecycle, options: EvaluateOptions): D
   }
   if (keystone === undefined) return NONE.waiting;
 
+  if (lifecycle.onKeystoneExit === 'RestartPod') {
+    const rule = matchingRule(pod.spec?.containers?.[keystone.index], exit.exitCode ?? -1);
+    // The kubelet restarts the pod in place on this exit: nothing of ours to do.
+    if (rule?.action === RESTART_ALL_CONTAINERS && kubeletHonoursRestartAll(pod)) return NONE['restart-in-place'];
+    const why = rule?.action === RESTART_ALL_CONTAINERS
+      ? `the kubelet of node ${pod.spec?.nodeName ?? '<none>'} ignores the keystone's ${RESTART_ALL_CONTAINERS} rule (it writes no ${ALL_CONTAINERS_RESTARTING} condition)`
+      : `the keystone has no ${RESTART_ALL_CONTAINERS} restart rule for this exit (podlife's webhook adds one only when every node that may run the pod declares ${RESTART_ALL_CONTAINERS_FEATURE})`;
+    return {
+      action: 'delete',
+      rule: 'K',
+      trigger: keystone.name,
+      why: 'RestartPodUnsupported',
+      gracePeriodSeconds: grace,
+      updates: [keystoneFinishedUpdate(keystone.name, exit.exitCode, `RestartPod cannot restart in place: ${why}; deleting the pod with its grace period of ${grace}s instead (TerminatePod)`)],
+    };
+  }
   if (restartPolicy === 'Always') {
     return {
       action: 'delete',

@@ -6,7 +6,7 @@
  *   resourceVersion): it can never be acted on, and 10k such pods cost little memory;
  * - for a podlife pod everything `evaluatePod`, the actuators and the network-condition
  *   controller read is kept: annotations, container names, roles and securityContext user,
- *   restart policy, grace period, shareProcessNamespace (it makes signal stops invalid), the
+ *   restart policy and restart rules, grace period, shareProcessNamespace (it makes signal stops invalid), the
  *   pod-level user, native-sidecar init containers, ephemeral container names, phase, podIPs,
  *   conditions and container states (stop containers' included) — a property test checks that `evaluatePod` decides the
  *   same on this view as on the full pod;
@@ -29,6 +29,7 @@ function container(c: V1Container): V1Container {
   if (typeof c !== 'object' || c === null) return c;
   const out: V1Container = { name: c.name };
   if (c.restartPolicy !== undefined) out.restartPolicy = c.restartPolicy;
+  if (c.restartPolicyRules !== undefined) out.restartPolicyRules = c.restartPolicyRules;
   const sc = c.securityContext;
   if (sc && (sc.runAsUser !== undefined || sc.runAsGroup !== undefined || sc.runAsNonRoot !== undefined)) {
     out.securityContext = { runAsUser: sc.runAsUser, runAsGroup: sc.runAsGroup, runAsNonRoot: sc.runAsNonRoot };

@@ -155,8 +155,9 @@ describe('handleAdmissionReview', () => {
     assert.equal(out.review.response.uid, 'u-1');
     assert.equal(out.review.response.allowed, true);
     assert.equal(out.review.response.patchType, 'JSONPatch');
-    const ops = JSON.parse(Buffer.from(out.review.response.patch ?? '', 'base64').toString()) as { op: string }[];
-    assert.deepEqual(ops.map((o) => o.op), ['remove', 'add', 'add']);
+    const ops = JSON.parse(Buffer.from(out.review.response.patch ?? '', 'base64').toString()) as { op: string; path: string }[];
+    // Move the sidecar, record that podlife made it native, label the pod.
+    assert.deepEqual(ops.map((o) => `${o.op} ${o.path}`), ['remove /spec/containers/1', 'add /spec/initContainers', 'add /metadata/annotations/native.podlife.dev~1proxy', 'add /metadata/labels']);
   });
 
   it('allows without a patch when there is nothing to do', () => {

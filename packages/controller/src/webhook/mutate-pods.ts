@@ -3,7 +3,8 @@
  *
  * Guarantees: a body that is not JSON, or not an AdmissionReview v1 with a uid, is answered 400
  * with the reason; a review is always answered 200 with its uid (allowed, with the
- * native-sidecar patch when the kubelets on every node support it); nothing throws.
+ * native-sidecar patch when the kubelets on every node that may run the pod support it, and
+ * RestartPod's restart rule when they all declare it); nothing throws.
  */
 import type { V1Node } from '@kubernetes/client-node';
 import { admissionRoute, lifecycleMutator, type LifecycleOptions, type WebhookHandler } from '@podlife/keystone';
@@ -13,10 +14,12 @@ export function mutatePodsHandler(nodes: () => readonly V1Node[], options: Lifec
   return admissionRoute({ mutate: lifecycleMutator(nodes, options) });
 }
 
-/** Keeps only what the kubelet-version check reads from a Node. */
+/** Keeps only what the webhook reads from a Node: its labels (nodeSelector), kubelet version and declared features. */
 export function keepKubeletVersion(node: V1Node): V1Node {
+  const m = node.metadata;
+  const st = node.status;
   return {
-    metadata: { name: node.metadata?.name, uid: node.metadata?.uid, resourceVersion: node.metadata?.resourceVersion },
-    status: node.status?.nodeInfo ? { nodeInfo: node.status.nodeInfo } : {},
+    metadata: { name: m?.name, uid: m?.uid, resourceVersion: m?.resourceVersion, ...(m?.labels ? { labels: m.labels } : {}) },
+    status: { ...(st?.nodeInfo ? { nodeInfo: st.nodeInfo } : {}), ...(st?.declaredFeatures ? { declaredFeatures: st.declaredFeatures } : {}) },
   };
 }

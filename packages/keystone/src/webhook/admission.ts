@@ -21,8 +21,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { JsonPatchOp } from '@podlife/core';
-import { readLifecycle, type LifecycleOptions } from '../annotations.js';
-import { managedLabelOps, planNativeSidecars } from './patches.js';
+import { readLifecycle, type LifecycleOptions, type NativeRecord } from '../annotations.js';
+import { managedLabelOps, nativeRecordOps, planNativeSidecars, planRestartInPlace } from './patches.js';
 
 /** The request of an AdmissionReview, as much of it as podlife reads. */
 export interface AdmissionRequest {
@@ -167,8 +167,10 @@ export function handleAdmissionReview(body: unknown, options: AdmissionOptions):
 /**
  * The controller's own mutation: label every pod with lifecycle annotations (valid or not)
  * `podlife.dev/managed: "true"`, convert sidecars to native ones (kubelet check against
- * `nodes()`), and surface invalid lifecycle annotations as admission warnings (kubectl shows
- * them) instead of rejecting the pod.
+ * `nodes()`), give RestartPod keystones their restart rule (declared features of `nodes()`),
+ * record what it made native (`native.podlife.dev/<container>`), and surface invalid lifecycle
+ * annotations, and a RestartPod that falls back, as admission warnings (kubectl shows them)
+ * instead of rejecting the pod.
  */
 export function lifecycleMutator(nodes: () => readonly V1Node[], options: LifecycleOptions = {}): AdmissionOptions['mutate'] {
   return (pod, request) => {
@@ -182,7 +184,15 @@ export function lifecycleMutator(nodes: () => readonly V1Node[], options: Lifecy
     }
     // Containers are immutable after creation: the API server refuses a conversion on UPDATE.
     if (request.operation === 'UPDATE') return label;
-    return { ops: [...planNativeSidecars(pod, { ...options, nodes: nodes() }).ops, ...label] };
+    const plan = { ...options, nodes: nodes() };
+    // The restart rules address containers by their indices before the sidecars move: first.
+    const restart = planRestartInPlace(pod, plan);
+    const sidecars = planNativeSidecars(pod, plan);
+    const records = new Map<string, NativeRecord[]>();
+    for (const k of restart.keystones) records.set(k, ['restart-all-containers']);
+    for (const s of sidecars.converted) records.set(s, ['sidecar']);
+    const warnings = restart.why !== undefined ? [`podlife: ${restart.why}`] : [];
+    return { ops: [...restart.ops, ...sidecars.ops, ...nativeRecordOps(records), ...label], warnings };
   };
 }
 

@@ -14,8 +14,13 @@
  *   against the pod as the patch leaves it, and labels the patch sets (managed, and the webhook
  *   opt-in when asked) share one op when the pod has none, so no op overwrites another;
  * - native conversion moves `sidecar` containers to the front of `initContainers`, in spec
- *   order, with `restartPolicy: Always`; `auto` converts only when every node's kubelet is
- *   >= 1.29; invalid lifecycle annotations are never "fixed" by a conversion.
+ *   order, with `restartPolicy: Always`; `auto` converts only when every node that may run the pod
+ *   (node-features.ts) runs a kubelet >= 1.29; invalid lifecycle annotations are never "fixed" by
+ *   a conversion;
+ * - RestartPod gets its restart rule (`RestartAllContainers` on any exit, restart-in-place.ts) on
+ *   every keystone only when every node that may run the pod declares the feature, and never on a
+ *   keystone that sets its own restartPolicy or rules; otherwise the plan says why, and the
+ *   controller deletes the pod instead (TerminatePod).
  */
 import type { V1Container, V1Node, V1Pod } from '@kubernetes/client-node';
 import { InvalidAnnotationError, jsonPointer, type JsonPatchOp } from '@podlife/core';
@@ -27,11 +32,15 @@ import {
   formatStopSpec,
   parseStopSpec,
   readLifecycle,
+  type ContainerLifecycle,
   type ContainerRole,
   type LifecycleOptions,
+  type NativeRecord,
   type StopSpec,
 } from '../annotations.js';
 import { nodesSupportNativeSidecars } from '../kubelet-version.js';
+import { RESTART_ALL_CONTAINERS_FEATURE, candidateNodes, nodesLacking } from '../node-features.js';
+import { restartAllRule, restartInPlaceRule } from '../restart-in-place.js';
 
 // What every builder here returns: re-exported so an injector can name it with keystone alone.
 /** core's JSON patch operation, the type every builder here returns. */
@@ -191,8 +200,8 @@ export function planNativeSidecars(pod: V1Pod, options: NativeSidecarOptions = {
   const sidecars = lifecycle.containers.filter((c) => c.role === 'sidecar');
   if (sidecars.length === 0) return { ops: [], converted: [], why: 'no sidecars in spec.containers' };
   if (lifecycle.nativeSidecarsMode === 'false') return { ops: [], converted: [], why: `${Annotation.NativeSidecars} is "false"` };
-  if (lifecycle.nativeSidecarsMode === 'auto' && !nodesSupportNativeSidecars(options.nodes ?? [])) {
-    return { ops: [], converted: [], why: 'not every node runs a kubelet >= 1.29' };
+  if (lifecycle.nativeSidecarsMode === 'auto' && !nodesSupportNativeSidecars(candidateNodes(pod, options.nodes ?? []))) {
+    return { ops: [], converted: [], why: 'not every node that may run the pod runs a kubelet >= 1.29' };
   }
 
   const containers = pod.spec?.containers ?? [];
@@ -212,4 +221,61 @@ export function planNativeSidecars(pod: V1Pod, options: NativeSidecarOptions = {
 /** Just the ops of `planNativeSidecars`. */
 export function nativeSidecarOps(pod: V1Pod, options: NativeSidecarOptions = {}): JsonPatchOp[] {
   return planNativeSidecars(pod, options).ops;
+}
+
+/** The restart rules RestartPod adds, or why it adds none. */
+export interface RestartInPlacePlan {
+  readonly ops: JsonPatchOp[];
+  /** Keystones that got the rule. */
+  readonly keystones: readonly string[];
+  /** Why no rule was added, when RestartPod was asked for and none was. */
+  readonly why?: string;
+}
+
+/**
+ * `on-keystone-exit: RestartPod`: ops giving every keystone `restartPolicy` (the pod's, which the
+ * API server requires next to rules) and the rule that restarts all containers on any exit, when
+ * every node that may run the pod declares RestartAllContainersOnContainerExits. Ops address
+ * `spec.containers` by the pod's own indices: apply them before any op that moves containers.
+ */
+export function planRestartInPlace(pod: V1Pod, options: NativeSidecarOptions = {}): RestartInPlacePlan {
+  const reading = readLifecycle(pod, options);
+  if (reading.kind !== 'valid' || reading.lifecycle.onKeystoneExit !== 'RestartPod') return { ops: [], keystones: [] };
+  const { keystones } = reading.lifecycle;
+  if (keystones.length === 0) return { ops: [], keystones: [], why: 'RestartPod without a keystone does nothing' };
+  const containers = pod.spec?.containers ?? [];
+  const needing: ContainerLifecycle[] = [];
+  for (const k of keystones) {
+    const c = containers[k.index];
+    if (restartAllRule(c)) continue; // already there (ours on a second pass, or the author's)
+    if (c?.restartPolicy !== undefined || c?.restartPolicyRules !== undefined) {
+      return { ops: [], keystones: [], why: `keystone ${k.name} sets its own restartPolicy or restartPolicyRules; podlife leaves it as it is, and a keystone exit deletes the pod instead (TerminatePod)` };
+    }
+    needing.push(k);
+  }
+  if (needing.length === 0) return { ops: [], keystones: [] };
+  const lacking = nodesLacking(pod, options.nodes ?? [], RESTART_ALL_CONTAINERS_FEATURE);
+  if (lacking !== undefined) {
+    const which = lacking.length === 0 ? 'no node may run the pod' : `node${lacking.length === 1 ? '' : 's'} ${lacking.slice(0, 5).join(', ')}${lacking.length > 5 ? ` and ${lacking.length - 5} more` : ''} may run the pod and do${lacking.length === 1 ? 'es' : ''} not declare it`;
+    return { ops: [], keystones: [], why: `RestartPod needs every node that may run the pod to declare ${RESTART_ALL_CONTAINERS_FEATURE}: ${which}; a keystone exit deletes the pod instead (TerminatePod)` };
+  }
+  const policy = pod.spec?.restartPolicy ?? 'Always';
+  const ops: JsonPatchOp[] = [];
+  for (const k of needing) {
+    ops.push({ op: 'add', path: jsonPointer('spec', 'containers', k.index, 'restartPolicy'), value: policy });
+    ops.push({ op: 'add', path: jsonPointer('spec', 'containers', k.index, 'restartPolicyRules'), value: [restartInPlaceRule()] });
+  }
+  return { ops, keystones: needing.map((k) => k.name) };
+}
+
+/**
+ * Ops writing `native.podlife.dev/<container>` records (what the webhook made native), one key per
+ * container; the pod's annotations exist (it has lifecycle annotations).
+ */
+export function nativeRecordOps(records: ReadonlyMap<string, readonly NativeRecord[]>): JsonPatchOp[] {
+  const ops: JsonPatchOp[] = [];
+  for (const [container, what] of records) {
+    if (what.length > 0) ops.push({ op: 'add', path: jsonPointer('metadata', 'annotations', Annotation.NativePrefix + container), value: what.join(',') });
+  }
+  return ops;
 }

@@ -1,0 +1,217 @@
+/**
+ * Native mechanisms by what the nodes declare (DESIGN 3.8), on real nodes of mixed releases: a
+ * control plane and a node of the run's release (PODLIFE_K8S_VERSION), a second real node whose
+ * kubelet is the oldest supported release (1.34.4; the same release when the run is 1.34), the
+ * podlife webhook called by the API server and the keystone controller.
+ *
+ * What each release does is asserted from what the nodes report, never skipped:
+ * - RestartPod: a node of 1.36 or later declares RestartAllContainersOnContainerExits (KEP-5532,
+ *   beta and on there; NodeDeclaredFeatures on) and the kubelet restarts every container in place;
+ *   on a pod that may land on a node declaring nothing, the webhook adds no rule and the
+ *   controller deletes the pod instead (TerminatePod);
+ * - native sidecars `auto`: one stand-in Node object claims kubelet 1.28 (no kubelet behind it,
+ *   tainted NoSchedule: this host cannot run a 1.28 kubelet against a 1.34+ control plane); a pod
+ *   that may run there is left unconverted, one whose nodeSelector excludes it is converted.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { V1Container, V1Node, V1Pod } from '@kubernetes/client-node';
+import { ContentType, createLogger, isNotFound, resourcePath } from '@podlife/core';
+import { ControllerApp, devCertificates, webhookEntry } from '@podlife/controller';
+import { RESTART_ALL_CONTAINERS_FEATURE } from '@podlife/keystone';
+import { kubernetesMinor, startControlPlane, type ControlPlane } from '../support/control-plane.js';
+import { containerLog, startNode, type RealNode } from '../support/node.js';
+import { keystoneFlags } from '../support/controller-flags.js';
+import { waitFor } from '../support/wait.js';
+
+const OLDEST = 'v1.34.4';
+const podsPath = (ns: string, name?: string) => resourcePath({ version: 'v1', resource: 'pods', namespace: ns, name });
+const statusOf = (p: V1Pod, c: string) => [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])].find((s) => s.name === c);
+const condition = (p: V1Pod, type: string) => p.status?.conditions?.find((c) => c.type === type);
+
+describe('native mechanisms on real nodes of mixed releases (RestartPod, native sidecars auto)', function () {
+  this.timeout(240_000);
+  let cp: ControlPlane;
+  let current: RealNode;
+  let old: RealNode;
+  let app: ControllerApp;
+  let tlsDir: string;
+  let ns: string;
+  let minor: number;
+  const hookName = `podlife-native-${randomBytes(3).toString('hex')}`;
+  const fakeOld = 'stand-in-kubelet-1-28';
+
+  function busybox(name: string, script: string): V1Container {
+    return { name, image: current.images.busybox, imagePullPolicy: 'Never', command: ['sh', '-c', script], volumeMounts: [{ name: 'sync', mountPath: '/sync' }] };
+  }
+
+  /** A keystone that exits 3 on its first run and stays up on the next (the emptyDir remembers), and a sidecar. */
+  function restartPodSpec(name: string, nodeSelector?: Record<string, string>) {
+    return {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name,
+        labels: { 'podlife.dev/admission': 'enabled' },
+        annotations: { 'role.podlife.dev/app': 'keystone', 'role.podlife.dev/proxy': 'sidecar', 'podlife.dev/on-keystone-exit': 'RestartPod' },
+      },
+      spec: {
+        restartPolicy: 'Never',
+        terminationGracePeriodSeconds: 5,
+        enableServiceLinks: false,
+        ...(nodeSelector ? { nodeSelector } : {}),
+        volumes: [{ name: 'sync', emptyDir: {} }],
+        containers: [
+          busybox('app', 'if [ -e /sync/ran ]; then echo second run; sleep 3600; fi; touch /sync/ran; echo first run; sleep 2; exit 3'),
+          busybox('proxy', "trap 'exit 0' TERM; sleep 3600 & wait"),
+        ],
+      },
+    };
+  }
+
+  const getPod = (name: string) => cp.client.get<V1Pod>(podsPath(ns, name));
+  const findPod = (name: string) => getPod(name).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+  const describe_ = async (name: string) => JSON.stringify((await findPod(name))?.status ?? 'gone');
+
+  before(async function () {
+    this.timeout(600_000);
+    cp = await startControlPlane({ controllerManager: true, scheduler: true });
+    minor = kubernetesMinor(cp.version);
+    current = await startNode(cp, { name: 'node-current' });
+    old = await startNode(cp, { name: 'node-oldest', kubernetes: OLDEST });
+    // The stand-in for a 1.28 node: a Node object only, tainted so that nothing is scheduled there.
+    await cp.client.create('/api/v1/nodes', { metadata: { name: fakeOld, labels: { 'kubernetes.io/hostname': fakeOld } }, spec: { taints: [{ key: 'podlife.dev/stand-in', effect: 'NoSchedule' }] } });
+    await cp.client.patch(`/api/v1/nodes/${fakeOld}/status`, { status: { nodeInfo: { kubeletVersion: 'v1.28.15' } } }, ContentType.MergePatch);
+    ns = `native-${randomBytes(3).toString('hex')}`;
+    await cp.client.create('/api/v1/namespaces', { metadata: { name: ns } });
+    const certs = await devCertificates(['127.0.0.1']);
+    tlsDir = mkdtempSync(join(tmpdir(), 'podlife-native-tls-'));
+    writeFileSync(join(tlsDir, 'tls.crt'), certs.certPem);
+    writeFileSync(join(tlsDir, 'tls.key'), certs.keyPem);
+    app = new ControllerApp({
+      flags: keystoneFlags({ namespaces: [ns], webhookPort: 0, tlsCertFile: join(tlsDir, 'tls.crt'), tlsKeyFile: join(tlsDir, 'tls.key') }),
+      config: { execCommands: {}, ephemeralContainerImage: current.images.busybox, keystoneLimit: 1, defaultStrategy: 'auto', namespaces: [ns] },
+      client: cp.client,
+      kubeConfig: cp.kubeConfig,
+      logger: createLogger('native-mechanisms', { level: 'warn' }),
+      bindAddress: '127.0.0.1',
+    });
+    await app.start();
+    await cp.client.create('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
+      metadata: { name: hookName },
+      webhooks: [webhookEntry({ url: `https://127.0.0.1:${app.webhook!.port}/mutate-pods`, caBundle: Buffer.from(certs.caPem).toString('base64') }, { namespace: 'podlife-system', namespaces: [ns] })],
+    });
+    // The API server picks a new webhook configuration up within a moment: wait until it converts.
+    await waitFor('the webhook in the admission chain', async () => {
+      const dry = await cp.client.create<V1Pod>(podsPath(ns), restartPodSpec(`dry-${randomBytes(3).toString('hex')}`, { 'kubernetes.io/hostname': current.name }), { dryRun: 'All' });
+      return dry.metadata?.labels?.['podlife.dev/managed'] === 'true';
+    }, { timeoutMs: 20_000 });
+  });
+
+  after(async () => {
+    await cp?.client.delete(`/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${hookName}`).catch(() => undefined);
+    await app?.stop();
+    if (tlsDir) rmSync(tlsDir, { recursive: true, force: true });
+    await old?.stop();
+    await current?.stop();
+    await cp?.stop();
+  });
+
+  it('each node declares what its release has: RestartAllContainersOnContainerExits from 1.36 (beta, on), nothing before 1.35', async () => {
+    const declared = async (name: string) => (await cp.client.get<V1Node>(`/api/v1/nodes/${name}`)).status?.declaredFeatures ?? [];
+    assert.equal(old.kubeletVersion, minor === 34 ? cp.version : OLDEST);
+    assert.deepEqual(await declared(old.name), [], `a ${OLDEST} kubelet declares nothing (no NodeDeclaredFeatures)`);
+    const features = await declared(current.name);
+    if (minor >= 36) assert.ok(features.includes(RESTART_ALL_CONTAINERS_FEATURE), `kubelet ${current.kubeletVersion} declares ${features.join(', ')}`);
+    else assert.ok(!features.includes(RESTART_ALL_CONTAINERS_FEATURE), `kubelet ${current.kubeletVersion} declares ${features.join(', ') || 'nothing'}`);
+  });
+
+  it('RestartPod on a pod bound for the current node: restarted in place where the node declares the feature, else deleted (TerminatePod)', async () => {
+    const created = await cp.client.create<V1Pod>(podsPath(ns), restartPodSpec('pinned', { 'kubernetes.io/hostname': current.name }));
+    const uid = created.metadata!.uid!;
+    const keystone = created.spec!.containers.find((c) => c.name === 'app')!;
+    if (minor >= 36) {
+      assert.deepEqual(keystone.restartPolicyRules, [{ action: 'RestartAllContainers', exitCodes: { operator: 'NotIn' } }], 'the webhook added the rule');
+      assert.equal(keystone.restartPolicy, 'Never');
+      assert.equal(created.metadata?.annotations?.['native.podlife.dev/app'], 'restart-all-containers');
+      const first = await waitFor('the first run of app to exit 3', async () => {
+        const p = await getPod('pinned');
+        return statusOf(p, 'app')?.state?.terminated?.exitCode === 3 && p;
+      }, { timeoutMs: 60_000 }).catch(async (err: Error) => Promise.reject(new Error(`${err.message}\n${await describe_('pinned')}`)));
+      const firstId = statusOf(first, 'app')?.containerID;
+      const again = await waitFor('app running again in the same pod', async () => {
+        const p = await getPod('pinned');
+        const s = statusOf(p, 'app');
+        return s?.state?.running && s.containerID !== firstId && statusOf(p, 'proxy')?.state?.running && p;
+      }, { timeoutMs: 60_000 }).catch(async (err: Error) => Promise.reject(new Error(`${err.message}\n${await describe_('pinned')}`)));
+      assert.equal(again.metadata?.uid, uid, 'same pod (UID), restarted in place');
+      assert.equal(again.metadata?.deletionTimestamp, undefined, 'not deleted');
+      const restarting = condition(again, 'AllContainersRestarting');
+      assert.equal(restarting?.status, 'False', 'the kubelet reports the restart as done');
+      assert.ok(Date.parse(String(restarting?.lastTransitionTime)) >= Date.parse(String(statusOf(first, 'app')?.state?.terminated?.finishedAt)), 'and it happened after the exit');
+      assert.equal(condition(again, 'podlife.dev/KeystoneFinished'), undefined, 'podlife left it to the kubelet');
+      assert.match(await containerLog(cp.client, ns, 'pinned', 'app'), /second run/, 'the emptyDir survived: same volumes');
+    } else {
+      assert.equal(keystone.restartPolicyRules, undefined, `no rule: kubelet ${current.kubeletVersion} does not declare the feature`);
+      await expectTerminatePodFallback('pinned', uid);
+    }
+  });
+
+  it('RestartPod on a pod that may land on the oldest node: no rule at admission, the keystone exit deletes the pod (TerminatePod)', async () => {
+    const created = await cp.client.create<V1Pod>(podsPath(ns), restartPodSpec('anywhere'));
+    assert.equal(created.spec!.containers.find((c) => c.name === 'app')!.restartPolicyRules, undefined);
+    assert.equal(created.metadata?.annotations?.['native.podlife.dev/app'], undefined);
+    await expectTerminatePodFallback('anywhere', created.metadata!.uid!);
+  });
+
+  it('RestartPod with the rule written by the pod author, bound to the oldest node: its kubelet ignores the rule, so podlife deletes the pod', async () => {
+    const spec = restartPodSpec('forced-old');
+    (spec.spec as Record<string, unknown>).nodeName = old.name; // past the scheduler, which would refuse the node
+    const keystone = spec.spec.containers[0] as V1Container;
+    keystone.restartPolicy = 'Never';
+    keystone.restartPolicyRules = [{ action: 'RestartAllContainers', exitCodes: { operator: 'NotIn', values: [] } }];
+    if (minor === 35) {
+      // 1.35's API server knows the action only behind its alpha gate (off): the pod is refused.
+      await assert.rejects(cp.client.create<V1Pod>(podsPath(ns), spec), /RestartAllContainers/);
+      return;
+    }
+    const created = await cp.client.create<V1Pod>(podsPath(ns), spec);
+    if (minor < 35) {
+      // 1.34's API server drops restart rules (ContainerRestartRules, alpha, off): nothing to honour.
+      assert.equal(created.spec!.containers[0]!.restartPolicyRules, undefined);
+      await expectTerminatePodFallback('forced-old', created.metadata!.uid!, /has no RestartAllContainers restart rule/);
+      return;
+    }
+    assert.equal(created.spec!.containers[0]!.restartPolicyRules?.[0]?.action, 'RestartAllContainers');
+    await expectTerminatePodFallback('forced-old', created.metadata!.uid!, /ignores the keystone's RestartAllContainers rule/);
+  });
+
+  async function expectTerminatePodFallback(name: string, uid: string, why = /RestartPod cannot restart in place: .*TerminatePod/): Promise<void> {
+    await waitFor(`pod ${name} deleted by podlife after the keystone exit`, async () => {
+      const p = await findPod(name);
+      return p === undefined || p.metadata?.uid !== uid || !!p.metadata?.deletionTimestamp;
+    }, { timeoutMs: 60_000 }).catch(async (err: Error) => Promise.reject(new Error(`${err.message}\n${await describe_(name)}`)));
+    // The record (condition and Event) is written right after the deletion is asked for.
+    const notes = async () => (await cp.client.get<{ items: { reason?: string; note?: string }[] }>(
+      resourcePath({ group: 'events.k8s.io', version: 'v1', resource: 'events', namespace: ns }), { fieldSelector: `regarding.name=${name}` })).items.map((e) => `${e.reason}: ${e.note}`);
+    await waitFor(`the KeystoneFinished Event of ${name} saying why (${why})`, async () =>
+      (await notes()).some((n) => /^KeystoneFinished: .*RestartPod cannot restart in place: .*TerminatePod/.test(n) && why.test(n)), { timeoutMs: 20_000 })
+      .catch(async (err: Error) => Promise.reject(new Error(`${err.message}\nEvents: ${JSON.stringify(await notes())}`)));
+  }
+
+  it('native sidecars auto: not converted when a node that may run the pod has kubelet 1.28, converted when the nodeSelector leaves it out', async () => {
+    const spec = (name: string, nodeSelector?: Record<string, string>) => {
+      const s = restartPodSpec(name, nodeSelector);
+      delete (s.metadata.annotations as Record<string, string>)['podlife.dev/on-keystone-exit'];
+      return s;
+    };
+    const anywhere = await cp.client.create<V1Pod>(podsPath(ns), spec('auto-anywhere'), { dryRun: 'All' });
+    assert.deepEqual(anywhere.spec?.containers.map((c) => c.name), ['app', 'proxy'], `the ${fakeOld} node may run it`);
+    const pinned = await cp.client.create<V1Pod>(podsPath(ns), spec('auto-pinned', { 'kubernetes.io/hostname': old.name }), { dryRun: 'All' });
+    assert.deepEqual(pinned.spec?.initContainers?.map((c) => [c.name, c.restartPolicy]), [['proxy', 'Always']], `only ${old.name} (kubelet ${old.kubeletVersion}) may run it`);
+    assert.equal(pinned.metadata?.annotations?.['native.podlife.dev/proxy'], 'sidecar');
+  });
+});
