@@ -1,8 +1,9 @@
 /**
  * evaluatePod throughput on 3-container pods. Targets (DESIGN 10): the slowest case >= 8x a JSON
  * deep copy of the same pod (the floor, measured in the same run) and >= 500k pods/s on one core.
- * Also beside a trivial scan of containerStatuses. Cases and floor alternate in short rounds and
- * each reports its median round, so load from other processes weighs on all of them alike.
+ * Also beside a trivial scan of containerStatuses. Cases and floor alternate in short rounds; each
+ * reports its median round, and the ratio judged is the median of the per-round ratios (a case
+ * over the floor measured beside it), so load from other processes weighs on both alike.
  *
  *   tsc -b packages/keystone && node --import tsx bench/keystone/evaluate.ts
  *
@@ -94,8 +95,8 @@ const perSec = (x: number): string => `${Math.round(x).toLocaleString('en-US')} 
 /** DESIGN 10: >= 8x a JSON deep copy of the same pod, and >= 500k pods/s on one core. */
 const TARGET_RATIO = 8;
 const TARGET_RATE = 500_000;
-const ROUNDS = 9;
-const ROUND_MS = 400;
+const ROUNDS = 25;
+const ROUND_MS = 150;
 
 const N = 1000;
 const running = Array.from({ length: N }, (_, i) => makePod(i, 'running'));
@@ -128,14 +129,17 @@ for (const c of [scan, copy, ...cases]) {
 const slowest = cases.reduce((a, b) => (median(b.rates) < median(a.rates) ? b : a));
 const worst = median(slowest.rates);
 const floor = median(copy.rates);
+// Judged per round: the case over the floor measured next to it, then the median of those ratios,
+// so a burst of load from another process weighs on one round's pair, not on one side.
+const ratio = median(slowest.rates.map((r, i) => r / (copy.rates[i] as number)));
 // The pod is the same for the floor and the figure: the stop-decision pods, the slowest case here.
 console.log(`\nslowest case: ${slowest.label}; ${(worst / median(scan.rates)).toFixed(3)}x the status scan`);
 judge({
   target: `evaluatePod slowest case >= ${TARGET_RATIO}x a JSON deep copy of the pod`,
   figure: perSec(worst),
   floor: `JSON deep copy ${perSec(floor)}`,
-  ratio: times(worst / floor, 1),
-  pass: worst / floor >= TARGET_RATIO,
-  note: slowest.pods === copy.pods ? 'same pods' : 'the copy is of the stop-decision pods',
+  ratio: times(ratio, 1),
+  pass: ratio >= TARGET_RATIO,
+  note: `median of ${ROUNDS} per-round ratios; ${slowest.pods === copy.pods ? 'same pods' : 'the copy is of the stop-decision pods'}`,
 });
 judge({ target: `evaluatePod slowest case >= ${TARGET_RATE.toLocaleString('en-US')} pods/s on one core`, figure: perSec(worst), pass: worst >= TARGET_RATE });

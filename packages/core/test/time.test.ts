@@ -1,10 +1,32 @@
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
+import fc from 'fast-check';
 import { asPod, sleep, timeMs, wireTime, type Wire } from '@podlife/core';
+
+const pad = (n: number): string => String(n).padStart(2, '0');
 
 describe('time: wire timestamps and Dates read alike', () => {
   it('reads an RFC 3339 string and a Date to the same milliseconds', () => {
     assert.equal(timeMs('2026-01-02T03:04:05Z'), timeMs(new Date('2026-01-02T03:04:05Z')));
+  });
+  it('reads every API-server timestamp (Z, with or without a fraction) as Date.parse does, day overflow included', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1000, max: 9999 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 31 }), fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }), fc.integer({ min: 0, max: 59 }), (y, mo, d, h, mi, s) => {
+          const text = `${y}-${pad(mo)}-${pad(d)}T${pad(h)}:${pad(mi)}:${pad(s)}Z`;
+          assert.equal(timeMs(text), Date.parse(text), text);
+          for (const fraction of ['.3', '.5', '.07', '.123', '.000001', '.999999999']) {
+            const precise = text.replace('Z', `${fraction}Z`);
+            assert.equal(timeMs(precise), Date.parse(precise), precise);
+          }
+        },
+      ),
+      { numRuns: 5000 },
+    );
+  });
+  it('reads the other RFC 3339 forms, and rejects what is out of range, as Date.parse does', () => {
+    for (const text of ['2026-01-02T03:04:05.1234567890Z', '2026-01-02T03:04:05.Z', '2026-01-02T03:04:05.12a4Z', '2026-01-02T03:04:05+02:00', '2026-01-02T24:00:00Z', '2026-13-02T03:04:05Z', '2026-01-02T03:60:05Z', '2026-01-02T03:04:60Z', '0099-01-02T03:04:05Z', '2026-01-02X03:04:05Z', '2026-0a-02T03:04:05Z']) {
+      assert.equal(timeMs(text), Number.isNaN(Date.parse(text)) ? undefined : Date.parse(text), text);
+    }
   });
   it('answers undefined for absent or unparsable values', () => {
     assert.equal(timeMs(undefined), undefined);

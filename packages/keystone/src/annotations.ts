@@ -163,6 +163,12 @@ function isLifecycleKey(key: string): boolean {
   return false;
 }
 
+/** The specs `signal:` and `preset:` name, built once and shared: a StopSpec is never modified. */
+const SIGNAL_SPECS: ReadonlyMap<string, StopSpec> = new Map(STOP_SIGNALS.map((signal) => [signal, Object.freeze({ kind: 'signal', signal })]));
+const PRESET_SPECS: ReadonlyMap<string, StopSpec> = new Map(
+  (Object.keys(STOP_PRESETS) as PresetName[]).map((preset) => [preset, Object.freeze({ kind: 'http', ...STOP_PRESETS[preset], preset })]),
+);
+
 /** Parse a stop spec (`signal:TERM`, `preset:istio`, `http:8080/quit`, `exec:drain`); throws naming `key`. */
 export function parseStopSpec(value: string, key: string, options: LifecycleOptions = {}): StopSpec {
   const colon = value.indexOf(':');
@@ -170,14 +176,13 @@ export function parseStopSpec(value: string, key: string, options: LifecycleOpti
   const arg = colon < 0 ? '' : value.slice(colon + 1);
   switch (kind) {
     case 'signal': {
-      if ((STOP_SIGNALS as readonly string[]).includes(arg)) return { kind: 'signal', signal: arg as StopSignal };
+      const spec = SIGNAL_SPECS.get(arg);
+      if (spec) return spec;
       throw new InvalidAnnotationError(key, value, `signal must be one of ${STOP_SIGNALS.join(', ')} (e.g. "signal:TERM")`);
     }
     case 'preset': {
-      if (Object.hasOwn(STOP_PRESETS, arg)) {
-        const p = STOP_PRESETS[arg as PresetName];
-        return { kind: 'http', port: p.port, path: p.path, preset: arg as PresetName };
-      }
+      const spec = PRESET_SPECS.get(arg);
+      if (spec) return spec;
       throw new InvalidAnnotationError(key, value, `preset must be one of ${Object.keys(STOP_PRESETS).join(', ')}`);
     }
     case 'http': {
@@ -302,9 +307,11 @@ function namesOf(list: unknown): string[] {
   return out;
 }
 
-function nativeNamesOf(list: unknown): Set<string> {
+const NO_NAMES: ReadonlySet<string> = new Set();
+
+function nativeNamesOf(list: unknown): ReadonlySet<string> {
+  if (!Array.isArray(list) || list.length === 0) return NO_NAMES;
   const out = new Set<string>();
-  if (!Array.isArray(list)) return out;
   for (const c of list as unknown[]) {
     if (typeof c === 'object' && c !== null && isNativeSidecar(c as V1Container) && typeof (c as V1Container).name === 'string') out.add((c as V1Container).name);
   }
@@ -336,11 +343,13 @@ function specOf(pod: V1Pod): SpecView {
   return typeof spec === 'object' && spec !== null ? (spec as SpecView) : {};
 }
 
-/** Which prefix of the per-container keys `key` carries, if any. */
+/** Which prefix of the per-container keys `key` carries, if any (the same first-character gate as isLifecycleKey). */
 function containerKeyPrefix(key: string): string | undefined {
-  if (key.startsWith(Annotation.RolePrefix)) return Annotation.RolePrefix;
-  if (key.startsWith(Annotation.AliasPrefix)) return Annotation.AliasPrefix;
+  const c = key.charCodeAt(0);
+  if (c === 114 /* r */) return key.startsWith(Annotation.RolePrefix) ? Annotation.RolePrefix : undefined;
+  if (c !== 115 /* s */) return undefined;
   if (key.startsWith(Annotation.StopPrefix)) return Annotation.StopPrefix;
+  if (key.startsWith(Annotation.AliasPrefix)) return Annotation.AliasPrefix;
   return undefined;
 }
 
@@ -359,7 +368,7 @@ class ContainerKeys {
   readonly stops: (StopSpec | undefined)[];
   readonly nativeSidecars = new Set<string>();
   private readonly index: NameIndex;
-  private readonly nativeNames: Set<string>;
+  private readonly nativeNames: ReadonlySet<string>;
   private readonly initContainers: unknown;
   private initIndex: Set<string> | undefined;
 
@@ -491,6 +500,8 @@ function checkSharedPidStops(keys: ContainerKeys, hasKeystone: boolean, problems
   }
 }
 
+const NO_NATIVE_SIDECARS: readonly string[] = Object.freeze([]);
+
 /** Step 5: the reading of a pod found valid. */
 function lifecycleOf(keys: ContainerKeys, options: PodOptions): PodLifecycle {
   const containers: ContainerLifecycle[] = new Array<ContainerLifecycle>(keys.names.length);
@@ -504,7 +515,7 @@ function lifecycleOf(keys: ContainerKeys, options: PodOptions): PodLifecycle {
   return {
     containers,
     keystones,
-    nativeSidecars: [...keys.nativeSidecars],
+    nativeSidecars: keys.nativeSidecars.size === 0 ? NO_NATIVE_SIDECARS : [...keys.nativeSidecars],
     onKeystoneExit: options.onKeystoneExit,
     completion: options.completion,
     nativeSidecarsMode: options.nativeSidecarsMode,

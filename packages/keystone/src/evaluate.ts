@@ -568,7 +568,7 @@ function planStop(
 
   // Containers seen stopped after their stop was issued: the record lists them, so that each
   // one's ContainerStopped Event goes out once, with the write that adds it.
-  const stoppedBefore = recording ? stoppedContainers(progress.message) : [];
+  const stoppedBefore = recording ? stoppedContainers(progress.message) : NONE_STOPPED;
   const newlyStopped: string[] = [];
   if (issuedAt.size > 0) {
     const seenStopped = new Set(stoppedBefore);
@@ -632,6 +632,7 @@ function stopStep(c: ContainerLifecycle, stage: number, method: StopMethod, issu
 }
 
 const NOTHING_ISSUED: ReadonlyMap<string, number> = new Map();
+const NONE_STOPPED: readonly string[] = Object.freeze([]);
 
 /** When each container's stop spec was first issued (`undated` for entries without a time). */
 function issuedTimes(issued: readonly IssuedStop[], undated: number): ReadonlyMap<string, number> {

@@ -104,8 +104,8 @@ const ISSUED_MARK = 'issued: ';
 const TARGETS_SHOWN = 10;
 
 function describeTargets(targets: readonly string[]): string {
-  const shown = targets.slice(0, TARGETS_SHOWN).join(', ');
-  return targets.length > TARGETS_SHOWN ? `${shown} and ${targets.length - TARGETS_SHOWN} more` : shown;
+  if (targets.length <= TARGETS_SHOWN) return targets.join(', ');
+  return `${targets.slice(0, TARGETS_SHOWN).join(', ')} and ${targets.length - TARGETS_SHOWN} more`;
 }
 
 /**
