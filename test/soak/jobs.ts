@@ -3,9 +3,11 @@
  * outcome a correct controller gives it.
  *
  * Guarantees: pure; a Job's containers, annotations, simulated script and expected outcome are
- * decided by its kind and a seeded random source alone, so a run can be repeated.
+ * decided by its kind and a seeded random source alone, so a run can be repeated; the same
+ * scripts drive the simulated kubelet and, as busybox containers, the real node.
  */
-import type { PodScript } from '../support/kubelet-script.js';
+import { containerScript, type PodScript } from '../support/kubelet-script.js';
+import { busyboxContainer, recordVolume } from './busybox.js';
 
 export type Expected = 'complete' | 'fail';
 
@@ -108,11 +110,25 @@ export function jobName(kind: JobKind, index: number): string {
   return `soak-${kind.name}-${String(index).padStart(4, '0')}`;
 }
 
-/** The Job a kind stands for; `scriptAnnotation` carries the simulated containers' behaviour. */
-export function jobManifest(kind: JobKind, index: number, random: () => number, scriptAnnotation: string): Record<string, unknown> {
+/**
+ * How a Job's containers are made: for the simulated kubelet, named images and the script in
+ * `scriptAnnotation`; for the real node, busybox containers (busybox.ts) recording into `recordDir`.
+ */
+export type PodFlavour = { scriptAnnotation: string } | { image: string; recordDir: string };
+
+/** The Job a kind stands for. */
+export function jobManifest(kind: JobKind, index: number, random: () => number, flavour: PodFlavour): Record<string, unknown> {
   const built = kind.build(random);
-  const annotations: Record<string, string> = { [scriptAnnotation]: JSON.stringify(built.script), ...built.annotations };
+  const annotations: Record<string, string> = { ...built.annotations };
+  if ('scriptAnnotation' in flavour) annotations[flavour.scriptAnnotation] = JSON.stringify(built.script);
   for (const [container, role] of Object.entries(built.roles)) annotations[`role.podlife.dev/${container}`] = role;
+  const podSpec = 'scriptAnnotation' in flavour
+    ? { containers: built.containers.map((name) => ({ name, image: `soak-${name}:1` })) }
+    : {
+        containers: built.containers.map((name) => busyboxContainer(name, containerScript(built.script, name), flavour.image)),
+        volumes: [recordVolume(flavour.recordDir)],
+        enableServiceLinks: false,
+      };
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -122,11 +138,7 @@ export function jobManifest(kind: JobKind, index: number, random: () => number, 
       ...kind.jobSpec,
       template: {
         metadata: { labels: { [KIND_LABEL]: kind.name, 'podlife.dev/managed': 'true' }, annotations },
-        spec: {
-          restartPolicy: 'Never',
-          terminationGracePeriodSeconds: GRACE_SECONDS,
-          containers: built.containers.map((name) => ({ name, image: `soak-${name}:1` })),
-        },
+        spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: GRACE_SECONDS, ...podSpec },
       },
     },
   };

@@ -1,31 +1,36 @@
 /**
  * `pnpm soak`: the keystone chaos soak. Jobs of every kind (jobs.ts) run against two
- * leader-elected `podlife-controller` processes on a private control plane and the simulated
- * kubelet, while the leader is SIGKILLed, the API server restarted and paused, and etcd
- * compacted (plan.ts); then the soak drains and prints the fault schedule that ran and the
- * counts (tally.ts).
+ * leader-elected `podlife-controller` processes on a private control plane, with the simulated
+ * kubelet (ephemeral stop strategy) or, with `--real-node`, a real node (kubelet, containerd,
+ * runc; busybox containers; the default exec strategy), while the leader is SIGKILLed, the API
+ * server restarted and paused, and etcd compacted (plan.ts); then the soak drains and prints the
+ * fault schedule that ran and the counts (tally.ts).
  *
  * Guarantees:
  * - the controller is driven only through its command line and observed only through the API
- *   (Jobs, Events, the Lease) and what the kubelet did to containers, so the soak does not
- *   depend on how the controller is built inside;
- * - every process it starts (control plane, replicas) and every folder it makes is gone when it
- *   ends, whether it passes, fails, throws or is interrupted (test/support/processes.ts);
+ *   (Jobs, Events, the Lease) and what the kubelet did to containers (the simulated kubelet's
+ *   record; on the real node, what node-observer.ts reads from the containers, containerd, runc
+ *   and the kubelet's log), so the soak does not depend on how the controller is built inside;
+ * - every process it starts (control plane, node, replicas) and every folder, mount and
+ *   interface it makes is gone when it ends, whether it passes, fails, throws or is interrupted
+ *   (test/support/processes.ts, node.ts);
  * - the exit code is 0 only when no pod is stuck, no stop was repeated and no Job failed
  *   unexpectedly; 2 for bad arguments.
  */
-import { createWriteStream, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { V1Pod } from '@kubernetes/client-node';
 import { isConflict, resourcePath, sleep, type KubeClient } from '@podlife/core';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { SCRIPT_ANNOTATION, SimulatedKubelet, type KubeletRecord } from '../support/kubelet.js';
+import type { KubeletRecord } from '../support/kubelet.js';
 import { makeTempDir, removeTempDir } from '../support/processes.js';
 import { seededRandom } from '../support/random.js';
-import { JOB_KINDS, jobManifest, type JobKind } from './jobs.js';
-import { JOBS_PER_MINUTE, faultSchedule, parseSoakArgs, usage, type PlannedFault, type SoakOptions } from './plan.js';
+import { JOB_KINDS, jobManifest, type JobKind, type PodFlavour } from './jobs.js';
+import { faultSchedule, parseSoakArgs, usage, type PlannedFault, type SoakOptions } from './plan.js';
 import { Replica, leaseHolder } from './replicas.js';
+import { realNodeTarget, simulatedTarget, type Target } from './targets.js';
 import { formatTally, podsAwaitingFinish, tally, type EventSeen, type JobOutcome } from './tally.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -74,20 +79,21 @@ interface Soak {
   cp: ControlPlane;
   client: KubeClient;
   replicas: Replica[];
-  records: KubeletRecord[];
+  records: () => KubeletRecord[];
+  flavour: PodFlavour;
   created: { name: string; kind: JobKind }[];
   shutdownsMs: number[];
   note: (line: string) => void;
 }
 
-async function createJobs(soak: Soak, loadStart: number, windowEnd: number): Promise<void> {
+async function createJobs(soak: Soak, perMinute: number, loadStart: number, windowEnd: number): Promise<void> {
   const random = seededRandom(soak.options.seed * 2 + 1);
-  const interval = 60_000 / JOBS_PER_MINUTE;
+  const interval = 60_000 / perMinute;
   const path = resourcePath({ group: 'batch', version: 'v1', resource: 'jobs', namespace: NAMESPACE });
   for (let i = 0; loadStart + i * interval < windowEnd; i++) {
     await sleep(loadStart + i * interval - Date.now());
     const kind = JOB_KINDS[i % JOB_KINDS.length] as JobKind;
-    const manifest = jobManifest(kind, i, random, SCRIPT_ANNOTATION);
+    const manifest = jobManifest(kind, i, random, soak.flavour);
     const name = (manifest.metadata as { name: string }).name;
     for (;;) {
       try {
@@ -215,7 +221,7 @@ async function drain(soak: Soak): Promise<void> {
   const end = Date.now() + DRAIN_MS;
   while (Date.now() < end) {
     const outcomes = await jobOutcomes(soak).catch(() => undefined);
-    const waiting = podsAwaitingFinish(soak.records).length;
+    const waiting = podsAwaitingFinish(soak.records()).length;
     const unfinished = outcomes?.filter((o) => o.result === undefined).length;
     if (unfinished === 0 && waiting === 0) return;
     await sleep(2000);
@@ -223,11 +229,11 @@ async function drain(soak: Soak): Promise<void> {
 }
 
 async function events(client: KubeClient): Promise<EventSeen[]> {
-  type Ev = { reason?: string; note?: string; type?: string; reportingInstance?: string; regarding?: { uid?: string; name?: string } };
+  type Ev = { reason?: string; note?: string; type?: string; reportingInstance?: string; regarding?: { uid?: string; name?: string }; series?: { count?: number } };
   const list = await client.get<{ items: Ev[] }>(resourcePath({ group: 'events.k8s.io', version: 'v1', resource: 'events', namespace: NAMESPACE }));
   return list.items
     .filter((e) => e.reportingInstance?.startsWith('replica-'))
-    .map((e) => ({ uid: e.regarding?.uid, pod: e.regarding?.name, reason: e.reason ?? '', note: e.note ?? '', type: e.type ?? '', instance: e.reportingInstance ?? '' }));
+    .map((e) => ({ uid: e.regarding?.uid, pod: e.regarding?.name, reason: e.reason ?? '', note: e.note ?? '', type: e.type ?? '', instance: e.reportingInstance ?? '', count: e.series?.count ?? 1 }));
 }
 
 function formatSchedule(ran: readonly FaultRun[]): string {
@@ -239,37 +245,36 @@ function controllerEntry(): string[] {
   return ['--import', import.meta.resolve('tsx'), '--conditions=@podlife/source', join(repoRoot, 'packages/controller/src/main.ts')];
 }
 
-async function soakSimulated(options: SoakOptions, workDir: string): Promise<number> {
+function load(): string {
+  return loadavg().map((n) => n.toFixed(2)).join(' ');
+}
+
+async function soak(options: SoakOptions, workDir: string): Promise<number> {
   const clock = new Clock();
   const note = (line: string) => console.log(`[${clock.elapsed()}] ${line}`);
   let cp: ControlPlane | undefined;
-  let kubelet: SimulatedKubelet | undefined;
-  let kubeletLog: WriteStream | undefined;
+  let target: Target | undefined;
   const replicas: Replica[] = [];
   const lag = new LagMonitor();
   try {
-    note('starting etcd, kube-apiserver (watch cache off, so compactions reach the watches) and the Job controller');
-    cp = await startControlPlane({ controllerManager: true, watchCache: false });
+    note(`starting etcd, kube-apiserver (watch cache off, so compactions reach the watches) and the Job controller${options.realNode ? ', kube-scheduler and a real node' : ''}; load average ${load()}`);
+    cp = await startControlPlane({ controllerManager: true, watchCache: false, scheduler: options.realNode });
     await cp.client.create('/api/v1/namespaces', { metadata: { name: NAMESPACE } });
-    const records: KubeletRecord[] = [];
-    kubeletLog = createWriteStream(join(workDir, 'kubelet.log'));
-    const log = kubeletLog;
-    kubelet = new SimulatedKubelet(cp.client, {
-      nodeNames: ['soak-node-1', 'soak-node-2'],
-      onRecord: (r) => records.push(r),
-      log: (line) => log.write(`${new Date().toISOString()} ${line}\n`),
-    });
-    await kubelet.start();
+    target = options.realNode ? await realNodeTarget(cp, NAMESPACE, workDir, options.logsDir !== undefined, note) : await simulatedTarget(cp, workDir);
+    const records = target.records;
 
-    const configPath = join(workDir, 'controller.yaml');
-    writeFileSync(configPath, 'defaultStrategy: ephemeral\nephemeralContainer:\n  image: soak-stop:1\n');
     const flags = [
       '--controllers=keystone', `--namespace=${NAMESPACE}`, '--leader-elect', `--leader-election-namespace=${NAMESPACE}`,
-      `--kubeconfig=${cp.kubeconfigPath}`, `--config=${configPath}`, '--metrics-port=0', '--health-port=0', '--log-level=info',
+      `--kubeconfig=${cp.kubeconfigPath}`, '--metrics-port=0', '--health-port=0', '--log-level=info',
     ];
+    if (target.controllerConfig !== undefined) {
+      const configPath = join(workDir, 'controller.yaml');
+      writeFileSync(configPath, target.controllerConfig);
+      flags.push(`--config=${configPath}`);
+    }
     for (const slot of ['a', 'b']) replicas.push(new Replica(slot, { entry: controllerEntry(), flags, logDir: workDir, note }));
     for (const r of replicas) r.start();
-    const soak: Soak = { options, cp, client: cp.client, replicas, records, created: [], shutdownsMs: [], note };
+    const soak: Soak = { options, cp, client: cp.client, replicas, records, flavour: target.flavour, created: [], shutdownsMs: [], note };
     const deadline = Date.now() + 60_000;
     let leader: string | undefined;
     while (!leader && Date.now() < deadline) {
@@ -277,40 +282,47 @@ async function soakSimulated(options: SoakOptions, workDir: string): Promise<num
       if (!leader) await sleep(500);
     }
     if (!leader) throw new Error(`no replica took the Lease within 60 s; replica logs are in ${workDir}`);
-    note(`${leader} leads; load for ${options.minutes} min, ${JOBS_PER_MINUTE} Jobs a minute (seed ${options.seed})`);
+    note(`${leader} leads; load for ${options.minutes} min, ${target.jobsPerMinute} Jobs a minute (seed ${options.seed})`);
 
     const random = seededRandom(options.seed);
     const plan = faultSchedule(options.minutes, random);
     const loadStart = Date.now();
     const windowEnd = loadStart + options.minutes * 60_000;
+    const loads: number[] = [];
     const progress = setInterval(() => {
-      const finished = new Set(records.filter((r) => r.kind === 'finished').map((r) => r.uid)).size;
-      note(`progress: ${soak.created.length} Jobs created, ${finished} pods finished, waiting on ${podsAwaitingFinish(records).length}`);
+      const now = records();
+      const finished = new Set(now.filter((r) => r.kind === 'finished').map((r) => r.uid)).size;
+      loads.push(loadavg()[0] ?? 0);
+      note(`progress: ${soak.created.length} Jobs created, ${finished} pods finished, waiting on ${podsAwaitingFinish(now).length}; load average ${load()}`);
     }, PROGRESS_EVERY_MS);
     let ran: FaultRun[];
     try {
-      [, ran] = await Promise.all([createJobs(soak, loadStart, windowEnd), runFaults(soak, plan, loadStart)]);
+      [, ran] = await Promise.all([createJobs(soak, target.jobsPerMinute, loadStart, windowEnd), runFaults(soak, plan, loadStart)]);
       note(`load window over: ${soak.created.length} Jobs created; draining (at most ${DRAIN_MS / 1000} s)`);
       await drain(soak);
     } finally {
       clearInterval(progress);
     }
+    const seen = await events(cp.client);
     const result = tally({
-      records, jobs: await finalOutcomes(soak), events: await events(cp.client), drainMs: DRAIN_MS, shutdownsMs: soak.shutdownsMs,
+      records: records(), jobs: await finalOutcomes(soak), events: seen, drainMs: DRAIN_MS, shutdownsMs: soak.shutdownsMs,
+      ...(target.stopsSeenAs ? { stopsSeenAs: target.stopsSeenAs } : {}),
+      ...(target.extraRows ? { extraRows: target.extraRows(seen) } : {}),
     });
     const components = cp.pids().length;
+    const expected = options.realNode ? 4 : 3;
     console.log(`\nthe soak's own event loop was held up ${(lag.worstMs / 1000).toFixed(1)} s at worst (${clock.elapsed(lag.worstAt)})`);
+    console.log(`load average (1 min) during the load window: max ${Math.max(0, ...loads).toFixed(2)}, mean ${(loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length)).toFixed(2)}; at the end ${load()} (${cpus().length} cores)`);
     console.log(`\n== fault schedule that ran (times from the start of the load)\n${formatSchedule(ran)}`);
-    if (components < 3) console.log(`\nwarning: only ${components} of etcd, kube-apiserver, kube-controller-manager still run`);
-    console.log(`\n== chaos soak: ${options.minutes} min, seed ${options.seed}, kube-apiserver ${cp.version}, simulated kubelet, ephemeral stop strategy, 2 replicas\n`);
+    if (components < expected) console.log(`\nwarning: only ${components} of the ${expected} control-plane components still run`);
+    console.log(`\n== chaos soak: ${options.minutes} min, seed ${options.seed}, kube-apiserver ${cp.version}, ${target.describe}, 2 replicas\n`);
     console.log(formatTally(result));
     console.log(`\n${result.passed ? 'PASS' : 'FAIL'}: pods stuck, stops repeated and unexpected Job failures must all be 0`);
     return result.passed ? 0 : 1;
   } finally {
     lag.stop();
     for (const r of replicas) await r.stop();
-    await kubelet?.stop();
-    kubeletLog?.end();
+    await target?.stop();
     await cp?.stop();
   }
 }
@@ -332,7 +344,7 @@ async function main(argv: readonly string[]): Promise<number> {
     mkdirSync(workDir, { recursive: true });
   } else workDir = makeTempDir('podlife-soak-');
   try {
-    return await soakSimulated(options, workDir);
+    return await soak(options, workDir);
   } finally {
     if (!options.logsDir) removeTempDir(workDir);
   }

@@ -1,6 +1,7 @@
 /**
- * The soak's verdict, computed from what it observed: the simulated kubelet's records (signals,
- * exits, pods finished), the Jobs' final conditions and the Events in the namespace.
+ * The soak's verdict, computed from what it observed: the kubelet's records (signals, exits,
+ * pods finished; the simulated kubelet's own, or the real node's turned into the same shape by
+ * node-records.ts), the Jobs' final conditions and the Events in the namespace.
  *
  * Guarantees: pure; every count names the pods or Jobs behind it (`examples`), so a failing
  * figure can be followed to a pod; nothing is counted from the controller's own word except
@@ -28,6 +29,8 @@ export interface EventSeen {
   note: string;
   type: string;
   instance: string;
+  /** How many times it happened (an Event series counts more than once). */
+  count?: number;
 }
 
 export interface Row {
@@ -43,10 +46,15 @@ export interface Tally {
   passed: boolean;
 }
 
-function percentile(sorted: number[], p: number): number | undefined {
+function percentile(sorted: readonly number[], p: number): number | undefined {
   if (sorted.length === 0) return undefined;
   const rank = Math.ceil((p / 100) * sorted.length);
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
+}
+
+/** p50 / p99 / max of sorted milliseconds, in seconds. */
+export function spread(sorted: readonly number[]): string {
+  return `${ms(percentile(sorted, 50))} / ${ms(percentile(sorted, 99))} / ${ms(sorted.at(-1))}`;
 }
 
 function ms(n: number | undefined): string {
@@ -172,6 +180,24 @@ function doubledEvents(events: readonly EventSeen[]): string[] {
   return [...byKey.values()].filter((e) => e.instances.size > 1).map((e) => `${e.pod}: ${e.reason} from ${[...e.instances].join(', ')}`);
 }
 
+/**
+ * Containers the controller said it stopped more than once (StoppingContainer Events naming the
+ * same container of the same pod, from any replica, a series counted in full).
+ */
+export function repeatedStopEvents(events: readonly EventSeen[]): string[] {
+  const counts = new Map<string, { pod: string; container: string; n: number; instances: Set<string> }>();
+  for (const e of events) {
+    const container = e.reason === 'StoppingContainer' ? /^stopping container (\S+) with /.exec(e.note)?.[1] : undefined;
+    if (!container) continue;
+    const key = `${e.uid ?? e.pod} ${container}`;
+    const entry = counts.get(key) ?? { pod: e.pod ?? '?', container, n: 0, instances: new Set<string>() };
+    entry.n += e.count ?? 1;
+    entry.instances.add(e.instance);
+    counts.set(key, entry);
+  }
+  return [...counts.values()].filter((c) => c.n > 1).map((c) => `${c.pod}: ${c.container} x${c.n} (${[...c.instances].join(', ')})`);
+}
+
 export function tally(input: {
   records: readonly KubeletRecord[];
   jobs: readonly JobOutcome[];
@@ -180,6 +206,10 @@ export function tally(input: {
   drainMs: number;
   /** For each SIGTERM sent to a replica while the API server was paused: how long it took to exit. */
   shutdownsMs: readonly number[];
+  /** Where the stops were seen, for the row's label (default: the simulated kubelet's stop containers). */
+  stopsSeenAs?: string;
+  /** Rows the form adds (asserted ones count towards the verdict), placed before the latency row. */
+  extraRows?: readonly Row[];
 }): Tally {
   const pods = podViews(input.records);
   const outcome = (want: JobOutcome['result'], expected: 'complete' | 'fail') =>
@@ -215,14 +245,15 @@ export function tally(input: {
     { label: 'completed though meant to fail', value: n(completedUnexpectedly), examples: completedUnexpectedly },
     { label: 'Jobs unfinished at the end', value: n(unfinished), examples: unfinished },
     { label: `pods stuck (rule fired, not finished when the ${Math.round(input.drainMs / 1000)} s drain ended)`, value: n(stuck), pass: stuck.length === 0, examples: stuck },
-    { label: 'stops issued (stop containers seen by the kubelet)', value: String(stopsIssued) },
+    { label: `stops issued (${input.stopsSeenAs ?? 'stop containers seen by the kubelet'})`, value: String(stopsIssued) },
     { label: 'stops repeated (same signal to one container twice)', value: n(repeated), pass: repeated.length === 0, examples: repeated },
     { label: `early KILLs or kubelet terminations (no stop first, or < ${MIN_SHARE_MS / 1000} s after it)`, value: n(kills), examples: kills },
     { label: 'order broken (a sidecar stopped while a main ran)', value: n(order), examples: order },
     { label: 'Events doubled (same pod, reason, note from two replicas)', value: n(doubled), examples: doubled },
     { label: 'StopFailed Warnings (of which naming a 422)', value: `${stopFailed.length} (${stopFailed422.length})`, examples: stopFailed.map((e) => `${e.pod}: ${e.note}`) },
     { label: 'replica SIGTERMed while the API server was paused: slowest exit', value: input.shutdownsMs.length === 0 ? '-' : ms(Math.max(...input.shutdownsMs)) },
-    { label: `latency rule fired -> pod finished, p50 / p99 / max (${latencies.length} pods)`, value: `${ms(percentile(latencies, 50))} / ${ms(percentile(latencies, 99))} / ${ms(latencies.at(-1))}` },
+    ...(input.extraRows ?? []),
+    { label: `latency rule fired -> pod finished, p50 / p99 / max (${latencies.length} pods)`, value: spread(latencies) },
   ];
   return { rows, passed: rows.every((r) => r.pass !== false) };
 }
