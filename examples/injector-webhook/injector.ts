@@ -2,7 +2,7 @@
  * A tiny sidecar injector, as a platform team would write one: pods labelled
  * `inject-proxy: "true"` get a proxy container, marked as a sidecar with podlife's helpers so
  * that it never keeps a Job pod alive, stopped with the envoy preset, and opted in to the podlife
- * webhook (which may then turn it into a native sidecar).
+ * webhook (which keeps a preset sidecar a container, since no native stop POSTs to its endpoint).
  *
  * The whole mutation is a list of RFC 6902 operations built by one pure function of
  * `@podlife/keystone`: `injectContainerOps` adds the container and marks it in the same patch.

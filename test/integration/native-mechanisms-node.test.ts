@@ -16,6 +16,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Container, V1Node, V1Pod } from '@kubernetes/client-node';
@@ -75,6 +77,11 @@ describe('native mechanisms on real nodes of mixed releases (RestartPod, native 
   const getPod = (name: string) => cp.client.get<V1Pod>(podsPath(ns, name));
   const findPod = (name: string) => getPod(name).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
   const describe_ = async (name: string) => JSON.stringify((await findPod(name))?.status ?? 'gone');
+  const eventNotes = async (name: string) => (await cp.client.get<{ items: { type?: string; reason?: string; note?: string }[] }>(
+    resourcePath({ group: 'events.k8s.io', version: 'v1', resource: 'events', namespace: ns }), { fieldSelector: `regarding.name=${name}` })).items.map((e) => `${e.type} ${e.reason}: ${e.note}`);
+  /** Waits for an Event of the pod matching `pattern` ("Type Reason: note"). */
+  const eventLike = (name: string, pattern: RegExp) => waitFor(`an Event of ${name} like ${pattern}`, async () => (await eventNotes(name)).find((n) => pattern.test(n)), { timeoutMs: 30_000 })
+    .catch(async (err: Error) => Promise.reject(new Error(`${err.message}\nEvents: ${JSON.stringify(await eventNotes(name))}`)));
 
   before(async function () {
     this.timeout(600_000);
@@ -195,11 +202,8 @@ describe('native mechanisms on real nodes of mixed releases (RestartPod, native 
       return p === undefined || p.metadata?.uid !== uid || !!p.metadata?.deletionTimestamp;
     }, { timeoutMs: 60_000 }).catch(async (err: Error) => Promise.reject(new Error(`${err.message}\n${await describe_(name)}`)));
     // The record (condition and Event) is written right after the deletion is asked for.
-    const notes = async () => (await cp.client.get<{ items: { reason?: string; note?: string }[] }>(
-      resourcePath({ group: 'events.k8s.io', version: 'v1', resource: 'events', namespace: ns }), { fieldSelector: `regarding.name=${name}` })).items.map((e) => `${e.reason}: ${e.note}`);
-    await waitFor(`the KeystoneFinished Event of ${name} saying why (${why})`, async () =>
-      (await notes()).some((n) => /^KeystoneFinished: .*RestartPod cannot restart in place: .*TerminatePod/.test(n) && why.test(n)), { timeoutMs: 20_000 })
-      .catch(async (err: Error) => Promise.reject(new Error(`${err.message}\nEvents: ${JSON.stringify(await notes())}`)));
+    const note = await eventLike(name, /^Normal KeystoneFinished: .*RestartPod cannot restart in place: .*TerminatePod/);
+    assert.match(note, why);
   }
 
   it('native sidecars auto: not converted when a node that may run the pod has kubelet 1.28, converted when the nodeSelector leaves it out', async () => {
@@ -213,5 +217,113 @@ describe('native mechanisms on real nodes of mixed releases (RestartPod, native 
     const pinned = await cp.client.create<V1Pod>(podsPath(ns), spec('auto-pinned', { 'kubernetes.io/hostname': old.name }), { dryRun: 'All' });
     assert.deepEqual(pinned.spec?.initContainers?.map((c) => [c.name, c.restartPolicy]), [['proxy', 'Always']], `only ${old.name} (kubelet ${old.kubeletVersion}) may run it`);
     assert.equal(pinned.metadata?.annotations?.['native.podlife.dev/proxy'], 'sidecar');
+  });
+
+  describe('conversion keeps the stop spec meaning (ADR 0211)', () => {
+    it('a sidecar with preset:istio stays a container (no preStop means the same), podlife stops it itself; a signal:TERM sidecar becomes native', async () => {
+      const created = await cp.client.create<V1Pod>(podsPath(ns), {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: 'kept-preset',
+          labels: { 'podlife.dev/admission': 'enabled' },
+          annotations: { 'role.podlife.dev/log': 'sidecar', 'role.podlife.dev/istio-proxy': 'sidecar', 'stop.podlife.dev/istio-proxy': 'preset:istio', 'stop.podlife.dev/usr1': 'signal:USR1', 'role.podlife.dev/usr1': 'sidecar' },
+        },
+        spec: {
+          restartPolicy: 'Never',
+          terminationGracePeriodSeconds: 10,
+          enableServiceLinks: false,
+          nodeSelector: { 'kubernetes.io/hostname': current.name },
+          volumes: [{ name: 'sync', emptyDir: {} }],
+          containers: [
+            busybox('app', 'sleep 2'),
+            busybox('log', "trap 'exit 0' TERM; sleep 3600 & wait"),
+            { name: 'istio-proxy', image: current.images.quitserver, imagePullPolicy: 'Never' },
+            busybox('usr1', "trap 'exit 0' USR1 TERM; sleep 3600 & wait"),
+          ],
+        },
+      });
+      assert.deepEqual(created.spec?.initContainers?.map((c) => [c.name, c.restartPolicy]), [['log', 'Always']]);
+      assert.deepEqual(created.spec?.containers.map((c) => c.name), ['app', 'istio-proxy', 'usr1']);
+      assert.equal(created.metadata?.annotations?.['native.podlife.dev/istio-proxy'], 'unconverted');
+      assert.match(await eventLike('kept-preset', /^Normal SidecarNotConverted: sidecar istio-proxy /), /preset:istio POSTs to 127\.0\.0\.1:15020\/quitquitquit .*405/);
+      assert.match(await eventLike('kept-preset', /^Normal SidecarNotConverted: sidecar usr1 /), /signal:USR1 needs lifecycle\.stopSignal/);
+      const done = await waitFor('the kept sidecars stopped by podlife, the native one by the kubelet', async () => {
+        const p = await getPod('kept-preset');
+        return ['istio-proxy', 'usr1', 'log'].every((c) => statusOf(p, c)?.state?.terminated) && p;
+      }, { timeoutMs: 90_000 }).catch(async (err: Error) => Promise.reject(new Error(`${err.message}\n${await describe_('kept-preset')}\n${JSON.stringify(await eventNotes('kept-preset'))}`)));
+      assert.equal(statusOf(done, 'istio-proxy')?.state?.terminated?.exitCode, 0, 'its quit endpoint, not a signal (143)');
+      assert.equal(condition(done, 'podlife.dev/NativeMechanisms')?.status, 'True');
+    });
+  });
+
+  describe('what others undo (a webhook after podlife strips what it does not know)', () => {
+    let stripper: https.Server;
+    const stripName = `zz-strip-${randomBytes(3).toString('hex')}`;
+
+    before(async () => {
+      const certs = await devCertificates(['127.0.0.1']);
+      // An older injector: it decodes pods with a client that predates native sidecars, restart
+      // rules and stop signals, and writes them back without those fields.
+      stripper = https.createServer({ cert: certs.certPem, key: certs.keyPem }, (req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          const review = JSON.parse(Buffer.concat(chunks).toString()) as { request: { uid: string; object: V1Pod } };
+          const p = review.request.object;
+          const ops: { op: string; path: string }[] = [];
+          (p.spec?.initContainers ?? []).forEach((c, i) => {
+            if (c.restartPolicy) ops.push({ op: 'remove', path: `/spec/initContainers/${i}/restartPolicy` });
+            if (c.lifecycle?.stopSignal) ops.push({ op: 'remove', path: `/spec/initContainers/${i}/lifecycle/stopSignal` });
+          });
+          (p.spec?.containers ?? []).forEach((c, i) => {
+            if (c.restartPolicyRules) ops.push({ op: 'remove', path: `/spec/containers/${i}/restartPolicyRules` }, { op: 'remove', path: `/spec/containers/${i}/restartPolicy` });
+          });
+          const response = { uid: review.request.uid, allowed: true, ...(ops.length > 0 ? { patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') } : {}) };
+          res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
+        });
+      });
+      await new Promise<void>((resolve) => stripper.listen(0, '127.0.0.1', resolve));
+      const port = (stripper.address() as AddressInfo).port;
+      // Configurations are called in name order: this one after podlife's.
+      await cp.client.create('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
+        metadata: { name: stripName },
+        webhooks: [{
+          name: 'strip.example.com',
+          admissionReviewVersions: ['v1'],
+          clientConfig: { url: `https://127.0.0.1:${port}/`, caBundle: Buffer.from(certs.caPem).toString('base64') },
+          rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+          failurePolicy: 'Fail',
+          sideEffects: 'None',
+          timeoutSeconds: 5,
+        }],
+      });
+      await waitFor('the stripping webhook in the admission chain', async () => {
+        const dry = await cp.client.create<V1Pod>(podsPath(ns), restartPodSpec(`dry-${randomBytes(3).toString('hex')}`, { 'kubernetes.io/hostname': current.name }), { dryRun: 'All' });
+        return dry.metadata?.annotations?.['native.podlife.dev/proxy'] === 'sidecar' && dry.spec?.initContainers?.[0]?.restartPolicy === undefined;
+      }, { timeoutMs: 20_000 });
+    });
+    after(async () => {
+      await cp.client.delete(`/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${stripName}`).catch(() => undefined);
+      stripper?.close();
+    });
+
+    it('a native sidecar and a restart rule stripped after podlife: the controller names the cause in Warnings', async () => {
+      const created = await cp.client.create<V1Pod>(podsPath(ns), restartPodSpec('undone', { 'kubernetes.io/hostname': current.name }));
+      assert.deepEqual(created.spec?.initContainers?.map((c) => [c.name, c.restartPolicy ?? 'none']), [['proxy', 'none']], 'the stripper ran after podlife');
+      assert.equal(created.metadata?.annotations?.['native.podlife.dev/proxy'], 'sidecar');
+      assert.match(await eventLike('undone', /^Warning NativeSidecarUndone: /), /sidecar proxy .*lost restartPolicy: Always \(a mutating webhook after podlife's/);
+      if (minor >= 36) {
+        assert.equal(created.metadata?.annotations?.['native.podlife.dev/app'], 'restart-all-containers', 'the rule was added');
+        assert.equal(created.spec?.containers.find((c) => c.name === 'app')?.restartPolicyRules, undefined, 'and stripped');
+        assert.match(await eventLike('undone', /^Warning RestartRuleStripped: /), /keystone app .*RestartAllContainers restart rule .* is gone/);
+      } else {
+        assert.equal(created.metadata?.annotations?.['native.podlife.dev/app'], undefined, 'no rule added on this release, so none to strip');
+      }
+      const p = await getPod('undone');
+      assert.equal(condition(p, 'podlife.dev/NativeMechanisms')?.status, 'False');
+      await cp.client.delete(podsPath(ns, 'undone'), { gracePeriodSeconds: '0' }).catch(() => undefined);
+    });
   });
 });

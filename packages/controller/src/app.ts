@@ -120,7 +120,7 @@ export class ControllerApp {
         keyFile: flags.tlsKeyFile,
         port: flags.webhookPort,
         host: this.opts.bindAddress ?? '0.0.0.0',
-        routes: { '/mutate-pods': mutatePodsHandler(this.nodes, { keystoneLimit: config.keystoneLimit, execCommands: config.execCommands }) },
+        routes: { '/mutate-pods': mutatePodsHandler(this.nodes, { keystoneLimit: config.keystoneLimit, execCommands: config.execCommands, stopSignals: config.containerStopSignals === true }) },
         log: this.log.child({ component: 'webhook' }),
         observe: (route, status, seconds) => duration.observe({ route, status: String(status) }, seconds),
       });
@@ -155,5 +155,6 @@ export function keystoneConfig(c: ControllerConfig, namespaces: readonly string[
     ...(c.ephemeralContainerSecurityContext ? { ephemeralSecurityContext: c.ephemeralContainerSecurityContext } : {}),
     ...(c.ephemeralContainerMatchTargetUser !== undefined ? { ephemeralMatchTargetUser: c.ephemeralContainerMatchTargetUser } : {}),
     ...(minStageMs !== undefined ? { minStageMs } : {}),
+    ...(c.containerStopSignals ? { stopSignals: true } : {}),
   };
 }

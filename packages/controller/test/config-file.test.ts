@@ -23,6 +23,7 @@ keystoneLimit: 2
 defaultStrategy: ephemeral
 namespaces: [jobs, batch]
 managedPodsOnly: true
+containerStopSignals: true
 `);
     assert.ok(result.ok);
     assert.deepEqual(result.config, {
@@ -32,7 +33,13 @@ managedPodsOnly: true
       defaultStrategy: 'ephemeral',
       namespaces: ['jobs', 'batch'],
       managedPodsOnly: true,
+      containerStopSignals: true,
     });
+  });
+
+  it('containerStopSignals must be a boolean', () => {
+    const result = parseConfig('containerStopSignals: yes please\n');
+    assert.ok(!result.ok && result.problems.some((p) => p.field === 'containerStopSignals' && /true or false/.test(p.message)));
   });
 
   it('takes the stop container\'s securityContext and user matching from the file (issue: they could not be set)', () => {

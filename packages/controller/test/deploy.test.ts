@@ -78,6 +78,13 @@ describe('deploy manifests', () => {
     assert.equal(hook?.failurePolicy, 'Ignore');
     assert.deepEqual(hook?.objectSelector, { matchLabels: { 'podlife.dev/admission': 'enabled' } });
   });
+
+  it('the webhook is called again when a later webhook changes the pod (reinvocationPolicy IfNeeded), in deploy/ and in the chart', () => {
+    const [config] = webhookManifests(defaultDeployOptions) as (KubeManifest & { webhooks: Record<string, unknown>[] })[];
+    assert.equal(config?.webhooks[0]?.reinvocationPolicy, 'IfNeeded');
+    assert.match(readFileSync(join(deployDir, 'webhook.yaml'), 'utf8'), /^ {4}reinvocationPolicy: IfNeeded$/m);
+    assert.match(chart.find((f) => f.path === 'templates/webhook.yaml')?.content ?? '', /^ {4}reinvocationPolicy: IfNeeded$/m);
+  });
 });
 
 describe('deployment sizing', () => {

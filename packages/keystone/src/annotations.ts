@@ -33,9 +33,13 @@ export const Annotation = {
   NativePrefix: 'native.podlife.dev/',
 } as const;
 
-/** What the webhook made native on a container, as `native.podlife.dev/<container>` lists it (comma-separated). */
-export type NativeRecord = 'sidecar' | 'stop-signal' | 'pre-stop' | 'restart-all-containers';
-export const NATIVE_RECORDS: readonly NativeRecord[] = ['sidecar', 'stop-signal', 'pre-stop', 'restart-all-containers'];
+/**
+ * What the webhook did to a container, as `native.podlife.dev/<container>` lists it
+ * (comma-separated): made it a native sidecar, gave it its stop signal, gave it the
+ * RestartAllContainers rule, or left a sidecar unconverted because its stop spec has no native form.
+ */
+export type NativeRecord = 'sidecar' | 'stop-signal' | 'restart-all-containers' | 'unconverted';
+export const NATIVE_RECORDS: readonly NativeRecord[] = ['sidecar', 'stop-signal', 'restart-all-containers', 'unconverted'];
 
 /** The records of `native.podlife.dev/<container>` (unknown entries are dropped: the key is only ever written by podlife). */
 export function nativeRecords(annotations: Record<string, string> | null | undefined, container: string): NativeRecord[] {

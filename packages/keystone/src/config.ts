@@ -23,4 +23,9 @@ export interface KeystoneConfig extends LifecycleOptions {
   minStageMs?: number;
   /** Act only on pods in these namespaces (and list and watch only them); empty: every namespace. */
   namespaces?: readonly string[];
+  /**
+   * The cluster runs ContainerStopSignals (API servers and kubelets; alpha through 1.37) with
+   * runtimes that honour it: the webhook maps signal stop specs to `lifecycle.stopSignal`.
+   */
+  stopSignals?: boolean;
 }

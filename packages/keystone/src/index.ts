@@ -15,6 +15,8 @@ export { injectContainerOps, lifecycleAnnotationOps, markContainerOps, markRoleO
 export type { InjectContainerOptions, JsonPatchOp, NativeSidecarOptions, RestartInPlacePlan } from './webhook/patches.js';
 export { candidateNodes, RESTART_ALL_CONTAINERS_FEATURE } from './node-features.js';
 export { ALL_CONTAINERS_RESTARTING, RESTART_ALL_CONTAINERS, restartInPlaceRule } from './restart-in-place.js';
+export { NATIVE_MECHANISMS_CONDITION, NativeEventReason, nativeFindings } from './native-findings.js';
+export type { NativeFinding } from './native-findings.js';
 export { createAdmissionHandler, handleAdmissionReview, lifecycleMutator } from './webhook/admission.js';
 export type { AdmissionHandlerOptions, AdmissionOptions, AdmissionOutcome, AdmissionRequest, AdmissionResponse, AdmissionReviewOut, MutateResult, MutatorFailurePolicy } from './webhook/admission.js';
 export { admissionRoute } from './webhook/route.js';

@@ -41,6 +41,7 @@ import { ConditionType, type StatusUpdate } from './records.js';
 import { actOn, progressUpdates, reportEvent, type ActionReport } from './strategies/act.js';
 import { createPodApi, type PodApi, type PodExecApi } from './strategies/api.js';
 import { keepLifecycleFields } from './transform.js';
+import { nativeMechanismsUpdate } from './native-findings.js';
 
 /** The client, pod cache, transports and settings of a KeystoneReconciler. */
 export interface KeystoneReconcilerOptions {
@@ -67,6 +68,13 @@ interface Unwritten {
 
 /** How soon a pod whose status patch met a newer pod is looked at again, if no event comes first. */
 const STALE_RETRY_MS = 500;
+
+/** The decision with the NativeMechanisms condition added, for a pod podlife's webhook changed (native-findings.ts). */
+function withNativeUpdate(decision: Decision, pod: V1Pod, config: KeystoneConfig): Decision {
+  if (decision.action === 'none' && (decision.why === 'not-ours' || decision.why === 'terminal' || decision.why === 'terminating')) return decision;
+  const native = nativeMechanismsUpdate(pod, config);
+  return native === undefined ? decision : ({ ...decision, updates: [...decision.updates, native] } as Decision);
+}
 
 function podKey(pod: KubeObject): string {
   return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
@@ -123,7 +131,7 @@ export class KeystoneReconciler implements Reconciler {
     this.unwritten.delete(key);
     if (!this.inScope(pod.metadata?.namespace)) return;
     const nowMs = this.now();
-    const decision = evaluatePod(pod, { ...this.config, nowMs });
+    const decision = withNativeUpdate(evaluatePod(pod, { ...this.config, nowMs }), pod, this.config);
     if (decision.action === 'none' && decision.updates.length === 0) {
       if (decision.why !== 'not-ours') this.dryRunSeen.delete(key);
       return;

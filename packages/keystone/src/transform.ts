@@ -6,7 +6,7 @@
  *   resourceVersion): it can never be acted on, and 10k such pods cost little memory;
  * - for a podlife pod everything `evaluatePod`, the actuators and the network-condition
  *   controller read is kept: annotations, container names, roles and securityContext user,
- *   restart policy and restart rules, grace period, shareProcessNamespace (it makes signal stops invalid), the
+ *   restart policy, restart rules and stop signal, the pod's OS, grace period, shareProcessNamespace (it makes signal stops invalid), the
  *   pod-level user, native-sidecar init containers, ephemeral container names, phase, podIPs,
  *   conditions and container states (stop containers' included) — a property test checks that `evaluatePod` decides the
  *   same on this view as on the full pod;
@@ -30,6 +30,7 @@ function container(c: V1Container): V1Container {
   const out: V1Container = { name: c.name };
   if (c.restartPolicy !== undefined) out.restartPolicy = c.restartPolicy;
   if (c.restartPolicyRules !== undefined) out.restartPolicyRules = c.restartPolicyRules;
+  if (c.lifecycle?.stopSignal !== undefined) out.lifecycle = { stopSignal: c.lifecycle.stopSignal };
   const sc = c.securityContext;
   if (sc && (sc.runAsUser !== undefined || sc.runAsGroup !== undefined || sc.runAsNonRoot !== undefined)) {
     out.securityContext = { runAsUser: sc.runAsUser, runAsGroup: sc.runAsGroup, runAsNonRoot: sc.runAsNonRoot };
@@ -80,6 +81,7 @@ export function keepLifecycleFields(pod: V1Pod): V1Pod {
       ...(spec.restartPolicy ? { restartPolicy: spec.restartPolicy } : {}),
       ...(spec.terminationGracePeriodSeconds !== undefined ? { terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds } : {}),
       ...(spec.nodeName ? { nodeName: spec.nodeName } : {}),
+      ...(spec.os ? { os: spec.os } : {}),
     },
     status: st && {
       ...(st.phase ? { phase: st.phase } : {}),

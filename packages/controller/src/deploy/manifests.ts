@@ -171,6 +171,7 @@ keystoneLimit: 1
 defaultStrategy: auto          # auto: exec, then an ephemeral container when exec is impossible
 namespaces: []                 # empty: every namespace (see also --namespace)
 managedPodsOnly: false         # true: cache only pods labelled podlife.dev/managed=true (docs/adr/0131)
+containerStopSignals: false    # true once API servers and kubelets run ContainerStopSignals (alpha): signal stop specs become lifecycle.stopSignal (docs/adr/0211)
 `;
 
 export function configManifests(o: DeployOptions): KubeManifest[] {

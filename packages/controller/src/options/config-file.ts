@@ -38,6 +38,12 @@ export interface ControllerConfig {
   namespaces: string[];
   /** List and watch only pods labelled `podlife.dev/managed: "true"` (DESIGN 3.7); default false. */
   managedPodsOnly?: boolean;
+  /**
+   * The cluster runs ContainerStopSignals (API servers and kubelets; alpha and off by default
+   * through 1.37) with runtimes that honour a container's stop signal: the webhook then converts
+   * sidecars whose stop spec is a signal other than TERM, with `lifecycle.stopSignal`. Default false.
+   */
+  containerStopSignals?: boolean;
 }
 
 /** One problem in a configuration file, naming its field. */
@@ -58,9 +64,10 @@ export const defaultConfig: ControllerConfig = Object.freeze({
   defaultStrategy: 'auto',
   namespaces: [],
   managedPodsOnly: false,
+  containerStopSignals: false,
 }) as ControllerConfig;
 
-const knownFields = ['execCommands', 'ephemeralContainer', 'keystoneLimit', 'defaultStrategy', 'namespaces', 'managedPodsOnly'];
+const knownFields = ['execCommands', 'ephemeralContainer', 'keystoneLimit', 'defaultStrategy', 'namespaces', 'managedPodsOnly', 'containerStopSignals'];
 const ephemeralFields = ['image', 'securityContext', 'matchTargetUser'];
 /** securityContext fields a container may set (core/v1 SecurityContext). */
 const securityContextFields: Record<string, 'boolean' | 'integer' | 'object' | 'string'> = {
@@ -196,11 +203,11 @@ function readNamespaces(raw: unknown, problem: Problem): string[] {
   return namespaces;
 }
 
-function readManagedPodsOnly(raw: unknown, problem: Problem): boolean | undefined {
-  if (raw === undefined) return defaultConfig.managedPodsOnly;
+function readBoolean(raw: unknown, field: 'managedPodsOnly' | 'containerStopSignals', problem: Problem): boolean | undefined {
+  if (raw === undefined) return defaultConfig[field];
   if (typeof raw !== 'boolean') {
-    problem('managedPodsOnly', 'must be true or false');
-    return defaultConfig.managedPodsOnly;
+    problem(field, 'must be true or false');
+    return defaultConfig[field];
   }
   return raw;
 }
@@ -220,7 +227,8 @@ export function validateConfig(raw: Record<string, unknown>): ConfigResult {
     problem('ephemeralContainer.image', 'is required when defaultStrategy is "ephemeral"');
   }
   const namespaces = readNamespaces(raw.namespaces, problem);
-  const managedPodsOnly = readManagedPodsOnly(raw.managedPodsOnly, problem);
+  const managedPodsOnly = readBoolean(raw.managedPodsOnly, 'managedPodsOnly', problem);
+  const containerStopSignals = readBoolean(raw.containerStopSignals, 'containerStopSignals', problem);
   if (problems.length > 0) return { ok: false, problems };
   const { ephemeralContainerImage, ephemeralContainerSecurityContext, ephemeralContainerMatchTargetUser } = ephemeral;
   return {
@@ -234,6 +242,7 @@ export function validateConfig(raw: Record<string, unknown>): ConfigResult {
       defaultStrategy,
       namespaces,
       managedPodsOnly,
+      containerStopSignals,
     },
   };
 }

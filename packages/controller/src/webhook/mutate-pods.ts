@@ -10,7 +10,7 @@ import type { V1Node } from '@kubernetes/client-node';
 import { admissionRoute, lifecycleMutator, type LifecycleOptions, type WebhookHandler } from '@podlife/keystone';
 
 /** The `/mutate-pods` route: keystone's lifecycle mutator, checked against the nodes' kubelets. */
-export function mutatePodsHandler(nodes: () => readonly V1Node[], options: LifecycleOptions = {}): WebhookHandler {
+export function mutatePodsHandler(nodes: () => readonly V1Node[], options: LifecycleOptions & { stopSignals?: boolean } = {}): WebhookHandler {
   return admissionRoute({ mutate: lifecycleMutator(nodes, options) });
 }
 

@@ -172,7 +172,7 @@ export function handleAdmissionReview(body: unknown, options: AdmissionOptions):
  * annotations, and a RestartPod that falls back, as admission warnings (kubectl shows them)
  * instead of rejecting the pod.
  */
-export function lifecycleMutator(nodes: () => readonly V1Node[], options: LifecycleOptions = {}): AdmissionOptions['mutate'] {
+export function lifecycleMutator(nodes: () => readonly V1Node[], options: LifecycleOptions & { stopSignals?: boolean } = {}): AdmissionOptions['mutate'] {
   return (pod, request) => {
     const reading = readLifecycle(pod, options);
     if (reading.kind === 'not-ours') return [];
@@ -190,8 +190,10 @@ export function lifecycleMutator(nodes: () => readonly V1Node[], options: Lifecy
     const sidecars = planNativeSidecars(pod, plan);
     const records = new Map<string, NativeRecord[]>();
     for (const k of restart.keystones) records.set(k, ['restart-all-containers']);
-    for (const s of sidecars.converted) records.set(s, ['sidecar']);
+    for (const s of sidecars.converted) records.set(s, sidecars.stopSignals?.includes(s) ? ['sidecar', 'stop-signal'] : ['sidecar']);
+    for (const k of sidecars.kept ?? []) records.set(k.container, ['unconverted']);
     const warnings = restart.why !== undefined ? [`podlife: ${restart.why}`] : [];
+    for (const k of sidecars.kept ?? []) warnings.push(`podlife: sidecar ${k.container} is not made native: ${k.why}; podlife stops it itself`);
     return { ops: [...restart.ops, ...sidecars.ops, ...nativeRecordOps(records), ...label], warnings };
   };
 }

@@ -14,7 +14,8 @@
  *   against the pod as the patch leaves it, and labels the patch sets (managed, and the webhook
  *   opt-in when asked) share one op when the pod has none, so no op overwrites another;
  * - native conversion moves `sidecar` containers to the front of `initContainers`, in spec
- *   order, with `restartPolicy: Always`; `auto` converts only when every node that may run the pod
+ *   order, with `restartPolicy: Always`, each only with a native form of its stop spec
+ *   (native-stop.ts; the others stay and the plan says why); `auto` converts only when every node that may run the pod
  *   (node-features.ts) runs a kubelet >= 1.29; invalid lifecycle annotations are never "fixed" by
  *   a conversion;
  * - RestartPod gets its restart rule (`RestartAllContainers` on any exit, restart-in-place.ts) on
@@ -41,6 +42,7 @@ import {
 import { nodesSupportNativeSidecars } from '../kubelet-version.js';
 import { RESTART_ALL_CONTAINERS_FEATURE, candidateNodes, nodesLacking } from '../node-features.js';
 import { restartAllRule, restartInPlaceRule } from '../restart-in-place.js';
+import { nativeStop } from './native-stop.js';
 
 // What every builder here returns: re-exported so an injector can name it with keystone alone.
 /** core's JSON patch operation, the type every builder here returns. */
@@ -182,12 +184,22 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 export interface NativeSidecarOptions extends LifecycleOptions {
   /** The cluster's nodes, for `auto` (no nodes means no conversion). */
   nodes?: readonly V1Node[];
+  /**
+   * The cluster runs ContainerStopSignals (API servers and kubelets, alpha through 1.37) with
+   * runtimes that honour it: signal stop specs other than TERM become `lifecycle.stopSignal`.
+   * Default false: such sidecars are not converted.
+   */
+  stopSignals?: boolean;
 }
 
 export interface NativeSidecarPlan {
   readonly ops: JsonPatchOp[];
   /** Containers moved to initContainers. */
   readonly converted: readonly string[];
+  /** Converted containers given `lifecycle.stopSignal` (their stop spec's signal). */
+  readonly stopSignals?: readonly string[];
+  /** Sidecars left in spec.containers because their stop spec has no native form here, and why. */
+  readonly kept?: readonly { readonly container: string; readonly why: string }[];
   /** Why nothing was converted, when nothing was. */
   readonly why?: string;
 }
@@ -204,18 +216,40 @@ export function planNativeSidecars(pod: V1Pod, options: NativeSidecarOptions = {
     return { ops: [], converted: [], why: 'not every node that may run the pod runs a kubelet >= 1.29' };
   }
 
+  // A conversion never drops a stop spec: each sidecar moves only with a native form of it.
+  const os = pod.spec?.os?.name;
+  const moving: { sidecar: ContainerLifecycle; stopSignal?: string }[] = [];
+  const kept: { container: string; why: string }[] = [];
+  for (const s of sidecars) {
+    const native = nativeStop(s.stop, { stopSignals: options.stopSignals === true, ...(os ? { os } : {}) });
+    if (native.ok) moving.push(native.stopSignal ? { sidecar: s, stopSignal: native.stopSignal } : { sidecar: s });
+    else kept.push({ container: s.name, why: native.why });
+  }
+  if (moving.length === 0) return { ops: [], converted: [], kept, why: 'no sidecar\'s stop spec has a native form here' };
+
   const containers = pod.spec?.containers ?? [];
   const ops: JsonPatchOp[] = [];
-  for (let i = sidecars.length - 1; i >= 0; i--) {
-    ops.push({ op: 'remove', path: jsonPointer('spec', 'containers', (sidecars[i] as { index: number }).index) });
+  for (let i = moving.length - 1; i >= 0; i--) {
+    ops.push({ op: 'remove', path: jsonPointer('spec', 'containers', (moving[i] as { sidecar: ContainerLifecycle }).sidecar.index) });
   }
-  const moved: V1Container[] = sidecars.map((s) => ({ ...(containers[s.index] as V1Container), restartPolicy: 'Always' }));
+  const moved: V1Container[] = moving.map(({ sidecar, stopSignal }) => {
+    const c = containers[sidecar.index] as V1Container;
+    return { ...c, restartPolicy: 'Always', ...(stopSignal ? { lifecycle: { ...c.lifecycle, stopSignal } } : {}) };
+  });
   if (!pod.spec?.initContainers || pod.spec.initContainers.length === 0) {
     ops.push({ op: 'add', path: '/spec/initContainers', value: moved });
   } else {
     moved.forEach((c, k) => ops.push({ op: 'add', path: jsonPointer('spec', 'initContainers', k), value: c }));
   }
-  return { ops, converted: sidecars.map((s) => s.name) };
+  const signalled = moving.filter((m) => m.stopSignal).map((m) => m.sidecar.name);
+  // The API server accepts a stop signal only on a pod that names its OS.
+  if (signalled.length > 0 && !os) ops.push({ op: 'add', path: pod.spec?.os ? '/spec/os/name' : '/spec/os', value: pod.spec?.os ? 'linux' : { name: 'linux' } });
+  return {
+    ops,
+    converted: moving.map((m) => m.sidecar.name),
+    ...(signalled.length > 0 ? { stopSignals: signalled } : {}),
+    ...(kept.length > 0 ? { kept } : {}),
+  };
 }
 
 /** Just the ops of `planNativeSidecars`. */

@@ -1,0 +1,139 @@
+import assert from 'node:assert/strict';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { describe, it } from 'mocha';
+import { keepLifecycleFields, lifecycleMutator, handleAdmissionReview } from '../src/index.js';
+import { nativeFindings, nativeMechanismsUpdate } from '../src/native-findings.js';
+import { nativeStop } from '../src/webhook/native-stop.js';
+import { planNativeSidecars } from '../src/webhook/patches.js';
+import { pod } from './fixtures.js';
+
+const nodes: V1Node[] = [{ metadata: { name: 'n' }, status: { nodeInfo: { kubeletVersion: 'v1.37.2' } as never } }];
+
+/** Applies a JSON patch of add/remove ops the way the API server does (enough for these pods). */
+function apply(p: V1Pod, ops: readonly { op: string; path: string; value?: unknown }[]): V1Pod {
+  const doc = structuredClone(p) as unknown as Record<string, unknown>;
+  for (const o of ops) {
+    const parts = o.path.split('/').slice(1).map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const last = parts.pop() as string;
+    let at: Record<string, unknown> | unknown[] = doc;
+    for (const t of parts) at = (at as Record<string, unknown>)[t] as Record<string, unknown>;
+    if (Array.isArray(at)) {
+      if (o.op === 'remove') at.splice(Number(last), 1);
+      else at.splice(last === '-' ? at.length : Number(last), 0, o.value);
+    } else if (o.op === 'remove') delete at[last];
+    else at[last] = o.value;
+  }
+  return doc as unknown as V1Pod;
+}
+
+describe('conversion keeps the stop spec meaning (ADR 0211)', () => {
+  it('signal:TERM needs nothing native; other signals need stop signals in the cluster, and not a Windows pod', () => {
+    assert.deepEqual(nativeStop({ kind: 'signal', signal: 'TERM' }), { ok: true });
+    assert.deepEqual(nativeStop({ kind: 'signal', signal: 'USR1' }, { stopSignals: true }), { ok: true, stopSignal: 'SIGUSR1' });
+    const off = nativeStop({ kind: 'signal', signal: 'USR1' });
+    assert.ok(!off.ok && /ContainerStopSignals/.test(off.why));
+    const windows = nativeStop({ kind: 'signal', signal: 'INT' }, { stopSignals: true, os: 'windows' });
+    assert.ok(!windows.ok && /Windows/.test(windows.why));
+  });
+
+  for (const [preset, why] of [
+    ['istio', /405 .*POST.*403/],
+    ['envoy', /POST only/],
+    ['linkerd', /405 .*POST.*403/],
+    ['cloudsql-proxy', /localhost only/],
+  ] as const) {
+    it(`preset:${preset} has no preStop equivalent, and says why`, () => {
+      const r = nativeStop({ kind: 'http', port: 1, path: '/q', preset });
+      assert.ok(!r.ok);
+      assert.match(r.why, /POSTs to 127\.0\.0\.1.*preStop httpGet hook sends GET from the node to the pod IP/);
+      assert.match(r.why, why);
+    });
+  }
+
+  it('http: and exec: have no native equivalent', () => {
+    assert.equal(nativeStop({ kind: 'http', port: 8080, path: '/quit' }).ok, false);
+    assert.equal(nativeStop({ kind: 'exec', name: 'drain' }).ok, false);
+  });
+
+  it('converts only the sidecars whose stop spec has a native form, keeping the others with the reason', () => {
+    const p = pod().container('app').sidecar('log').sidecar('proxy', 'preset:istio').build();
+    const plan = planNativeSidecars(p, { nodes });
+    assert.deepEqual(plan.converted, ['log']);
+    assert.deepEqual(plan.kept?.map((k) => k.container), ['proxy']);
+    const after = apply(p, plan.ops);
+    assert.deepEqual(after.spec?.containers.map((c) => c.name), ['app', 'proxy']);
+    assert.deepEqual(after.spec?.initContainers?.map((c) => [c.name, c.restartPolicy]), [['log', 'Always']]);
+  });
+
+  it('with stop signals in the cluster, signal:USR1 becomes lifecycle.stopSignal and the pod names its OS', () => {
+    const p = pod().container('app').sidecar('proxy', 'signal:USR1').build();
+    const plan = planNativeSidecars(p, { nodes, stopSignals: true });
+    const after = apply(p, plan.ops);
+    assert.equal(after.spec?.initContainers?.[0]?.lifecycle?.stopSignal, 'SIGUSR1');
+    assert.equal(after.spec?.os?.name, 'linux');
+    assert.deepEqual(plan.stopSignals, ['proxy']);
+    assert.deepEqual(planNativeSidecars(p, { nodes }).converted, [], 'without them, not converted');
+  });
+
+  it('the webhook warns about a kept sidecar and records it', () => {
+    const p = pod().container('app').sidecar('proxy', 'preset:linkerd').build();
+    const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u', kind: { group: '', version: 'v1', kind: 'Pod' }, operation: 'CREATE', object: p } };
+    const out = handleAdmissionReview(review, { mutate: lifecycleMutator(() => nodes) });
+    assert.ok(out.httpStatus === 200);
+    assert.match(out.review.response.warnings?.join() ?? '', /sidecar proxy is not made native: preset:linkerd/);
+    const ops = JSON.parse(Buffer.from(out.review.response.patch ?? '', 'base64').toString()) as { path: string; value: unknown }[];
+    assert.deepEqual(ops.find((o) => o.path === '/metadata/annotations/native.podlife.dev~1proxy')?.value, 'unconverted');
+  });
+});
+
+describe('what others undo (native-findings)', () => {
+  /** The pod as the webhook leaves it: sidecar native with a stop signal, keystone with the restart rule. */
+  function admitted(): V1Pod {
+    const p = pod().keystone('app').sidecar('proxy', 'signal:USR1').sidecar('istio', 'preset:istio').annotate('podlife.dev/on-keystone-exit', 'RestartPod').build();
+    const mutate = lifecycleMutator(() => [{ ...nodes[0], status: { ...nodes[0]!.status, declaredFeatures: ['RestartAllContainersOnContainerExits'] } }], { stopSignals: true });
+    const result = mutate(p, { uid: 'u', operation: 'CREATE' });
+    return apply(p, Array.isArray(result) ? result : ((result as { ops?: never[] }).ops ?? []));
+  }
+
+  it('a pod as the webhook left it: the sidecar kept unconverted is reported (Normal), nothing else', () => {
+    const p = admitted();
+    assert.deepEqual(nativeFindings(p, { stopSignals: true }).map((f) => [f.container, f.reason, f.warning]), [['istio', 'SidecarNotConverted', false]]);
+    const update = nativeMechanismsUpdate(p, { stopSignals: true });
+    assert.equal(update?.condition.status, 'True');
+    assert.deepEqual(update?.events.map((e) => e.type), ['Normal']);
+  });
+
+  it('a native sidecar that lost restartPolicy: Always (a webhook after ours) is a Warning naming the cause', () => {
+    const p = admitted();
+    delete p.spec!.initContainers![0]!.restartPolicy;
+    const f = nativeFindings(p, { stopSignals: true }).find((x) => x.reason === 'NativeSidecarUndone');
+    assert.equal(f?.container, 'proxy');
+    assert.match(f?.message ?? '', /lost restartPolicy: Always \(a mutating webhook after podlife's/);
+    const update = nativeMechanismsUpdate(p, { stopSignals: true });
+    assert.equal(update?.condition.status, 'False');
+    assert.ok(update?.events.some((e) => e.type === 'Warning' && e.reason === 'NativeSidecarUndone'));
+  });
+
+  it('stripped restart rules and stop signals are Warnings too', () => {
+    const p = admitted();
+    delete p.spec!.containers.find((c) => c.name === 'app')!.restartPolicyRules;
+    delete p.spec!.initContainers![0]!.lifecycle;
+    assert.deepEqual(nativeFindings(p, { stopSignals: true }).filter((f) => f.warning).map((f) => [f.container, f.reason]), [
+      ['app', 'RestartRuleStripped'],
+      ['proxy', 'StopSignalStripped'],
+    ]);
+  });
+
+  it('the cached view keeps what the findings read', () => {
+    const p = admitted();
+    delete p.spec!.containers.find((c) => c.name === 'app')!.restartPolicyRules;
+    assert.deepEqual(nativeFindings(keepLifecycleFields(p), { stopSignals: true }), nativeFindings(p, { stopSignals: true }));
+    assert.deepEqual(nativeFindings(keepLifecycleFields(admitted()), { stopSignals: true }), nativeFindings(admitted(), { stopSignals: true }));
+  });
+
+  it('a pod the webhook never changed has no finding and no condition', () => {
+    const p = pod().container('app').sidecar('proxy').build();
+    assert.deepEqual(nativeFindings(p), []);
+    assert.equal(nativeMechanismsUpdate(p), undefined);
+  });
+});
