@@ -356,7 +356,8 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
         grace: 5,
       }));
       const ids = await runningIds(ns, 'always', ['app', 'proxy']);
-      const deleting = await podUntil(ns, 'always', 'pod terminating', (p) => !!p.metadata?.deletionTimestamp);
+      // The deletion goes out before its record is written (ADR 0052): wait for both.
+      const deleting = await podUntil(ns, 'always', 'pod terminating, with its record', (p) => !!p.metadata?.deletionTimestamp && condition(p, 'podlife.dev/KeystoneFinished') !== undefined);
       assert.match(condition(deleting, 'podlife.dev/KeystoneFinished')?.message ?? '', /restartPolicy Always/);
       const seenAt = Date.now();
       const goneAt = await goneFromNode(ids, { removed: true });
