@@ -462,7 +462,8 @@ export function ensureControllerImage(opts = {}) {
   }
   const config = controllerConfig(base.config, recipe);
   const image = ociLayout({ ref: IMAGE_REF, layers: [readFileSync(base.layer), appLayer], config });
-  const dir = join(imageCacheDir(), `controller-${image.digest.slice('sha256:'.length, 'sha256:'.length + 16)}`);
+  // By the whole archive (its index too, which names the image), not only the manifest digest.
+  const dir = join(imageCacheDir(), `controller-${sha256(image.tar).slice(0, 16)}`);
   if (!existsSync(join(dir, 'image.json'))) {
     atomicDir(dir, (partial) => {
       writeFileSync(join(partial, 'image.tar'), image.tar);

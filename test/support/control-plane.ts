@@ -18,11 +18,18 @@
  *   its own credentials (a system:masters certificate) and no leader election;
  * - with `scheduler: true`, the real kube-scheduler binds pods (for a real node, see node.ts); the
  *   API server always holds a client certificate the kubelet accepts, for exec, logs and attach;
+ * - with `serviceAccounts: true`, pods get service-account tokens as in a production cluster (the
+ *   ServiceAccount admission plugin, and the controllers that make `default` accounts, the
+ *   `kube-root-ca.crt` ConfigMaps and EndpointSlices); `exposeTo(ip)` lets pods on a real node reach
+ *   the API server at `ip` (its serving certificate gains the address, reloaded without a restart,
+ *   and a TCP relay bound to `ip` only forwards to the loopback port; TLS stays end to end);
  * - every process and temporary folder is removed by `stop()`, and by processes.ts when the test
  *   process exits or is interrupted without calling it.
  */
 import http from 'node:http';
 import https from 'node:https';
+import net from 'node:net';
+import tls from 'node:tls';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -57,6 +64,12 @@ export interface ControlPlane {
    * at the newest, whose previous value is gone, and the API server answers 500 instead.
    */
   compactEtcd(): Promise<void>;
+  /**
+   * Makes the API server reachable at `ip` (an address of this host, e.g. a real node's) for pods:
+   * resolves once its serving certificate names `ip` and a relay listens there; the port it returns
+   * is what pods use as KUBERNETES_SERVICE_PORT. The relay stops with the control plane.
+   */
+  exposeTo(ip: string): Promise<{ host: string; port: number }>;
   stop(): Promise<void>;
 }
 
@@ -77,6 +90,14 @@ export interface ControlPlaneOptions {
   scheduler?: boolean;
   /** The API server's watch cache (default on, as in production). Off, watches go to etcd directly. */
   watchCache?: boolean;
+  /**
+   * Pods get service-account tokens: the ServiceAccount admission plugin stays on, and the
+   * controller-manager (which this implies) also runs the service-account, root-CA publisher and
+   * EndpointSlice controllers. Off by default (see the module header).
+   */
+  serviceAccounts?: boolean;
+  /** More kube-controller-manager controllers by name (e.g. `deployment-controller`); implies the controller-manager. */
+  moreControllers?: string[];
   /** Extra kube-apiserver flags, appended last (a later flag wins). */
   apiServerArgs?: string[];
   /** Progress lines; default silent. */
@@ -85,6 +106,7 @@ export interface ControlPlaneOptions {
 
 const readyTimeoutMs = 90_000;
 const controllers = ['job-controller', 'garbage-collector-controller', 'ttl-after-finished-controller'];
+const serviceAccountControllers = ['serviceaccount-controller', 'root-ca-certificate-publisher-controller', 'endpointslice-controller'];
 
 interface TlsMaterial {
   ca: string;
@@ -130,6 +152,20 @@ function postJson(url: string, body: unknown): Promise<unknown> {
   });
 }
 
+/** The subjectAltName of the certificate the server on 127.0.0.1:`port` presents ('' on failure). */
+function servedNames(port: number, caPem: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = tls.connect({ host: '127.0.0.1', port, ca: caPem, servername: 'localhost' }, () => {
+      const names = socket.getPeerCertificate().subjectaltname ?? '';
+      socket.destroy();
+      resolve(names);
+    });
+    socket.setTimeout(2_000, () => socket.destroy());
+    socket.on('error', () => resolve(''));
+    socket.on('close', () => resolve(''));
+  });
+}
+
 /** Polls `url` until it answers 200 (and `accept(body)`), failing fast if the process exits. */
 async function waitUntilReady(proc: ManagedProcess, url: string, tls: TlsMaterial | undefined, accept: (body: string) => boolean = () => true): Promise<void> {
   const deadline = Date.now() + readyTimeoutMs;
@@ -169,6 +205,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 
   const ca: CertificateAuthority = await createCertificateAuthority();
   const serving = await ca.issue({ commonName: 'kube-apiserver', server: true });
+  const servingIps: string[] = [];
+  const relays: { server: net.Server; sockets: Set<net.Socket> }[] = [];
   const admin = await ca.issue({ commonName: 'podlife-admin', organizations: ['system:masters'] });
   const kubeletClient = await ca.issue({ commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'] });
   const sa = createServiceAccountKeys();
@@ -203,7 +241,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     '--authorization-mode=RBAC',
     '--endpoint-reconciler-type=none',
     '--allow-privileged=true',
-    '--disable-admission-plugins=ServiceAccount',
+    ...(opts.serviceAccounts ? [] : ['--disable-admission-plugins=ServiceAccount']),
     `--kubelet-client-certificate=${file('kubelet-client.crt', kubeletClient.certPem)}`,
     `--kubelet-client-key=${file('kubelet-client.key', kubeletClient.keyPem)}`,
     `--kubelet-certificate-authority=${caPath}`,
@@ -250,7 +288,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     apiServer = await startApiServer();
     log(`kube-apiserver ready at ${server} (${Date.now() - started} ms)`);
 
-    if (opts.controllerManager) {
+    if (opts.controllerManager || opts.serviceAccounts || opts.moreControllers?.length) {
       const kcm = await ca.issue({ commonName: 'system:kube-controller-manager', organizations: ['system:masters'] });
       const kcmKubeconfig = writeKubeconfig(join(dir, 'kube-controller-manager.kubeconfig'), {
         server, caPem: ca.certPem, certPem: kcm.certPem, keyPem: kcm.keyPem, user: 'system:kube-controller-manager',
@@ -261,7 +299,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         args: [
           `--kubeconfig=${kcmKubeconfig}`,
           // A real node registers tainted not-ready; the node-lifecycle controller lifts the taint.
-          `--controllers=${[...controllers, ...(opts.scheduler ? ['node-lifecycle-controller'] : [])].join(',')}`,
+          `--controllers=${[...controllers, ...(opts.scheduler ? ['node-lifecycle-controller'] : []), ...(opts.serviceAccounts ? serviceAccountControllers : []), ...(opts.moreControllers ?? [])].join(',')}`,
           '--use-service-account-credentials=false',
           '--leader-elect=false',
           // No serving endpoint: nothing scrapes it, and it would need a port and certificates.
@@ -345,9 +383,50 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       if (!revision) throw new Error(`compactEtcd: etcd status has no revision: ${JSON.stringify(status)}`);
       await postJson(`${etcdUrl}/v3/kv/compaction`, { revision, physical: true });
     },
+    async exposeTo(ip: string): Promise<{ host: string; port: number }> {
+      if (!servingIps.includes(ip)) {
+        servingIps.push(ip);
+        const pair = await ca.issue({ commonName: 'kube-apiserver', server: true, ips: servingIps });
+        // The key first: the API server reloads the pair when either file changes, and keeps the
+        // old one while they do not match.
+        writeFileSync(join(dir, 'apiserver.key'), pair.keyPem, { mode: 0o600 });
+        writeFileSync(join(dir, 'apiserver.crt'), pair.certPem, { mode: 0o600 });
+        const deadline = Date.now() + 90_000;
+        while (!(await servedNames(apiPort, ca.certPem)).includes(`IP Address:${ip}`)) {
+          if (Date.now() > deadline) throw new Error(`exposeTo(${ip}): the API server still serves a certificate without ${ip} after 90 s`);
+          await sleep(200);
+        }
+      }
+      const sockets = new Set<net.Socket>();
+      const relay = net.createServer((down) => {
+        const up = net.connect(apiPort, '127.0.0.1');
+        for (const s of [down, up]) {
+          sockets.add(s);
+          s.on('close', () => sockets.delete(s));
+          s.on('error', () => {
+            down.destroy();
+            up.destroy();
+          });
+        }
+        down.pipe(up).pipe(down);
+      });
+      await new Promise<void>((resolve, reject) => {
+        relay.once('error', reject);
+        relay.listen(0, ip, () => resolve());
+      });
+      relays.push({ server: relay, sockets });
+      const address = relay.address();
+      if (address === null || typeof address === 'string') throw new Error(`exposeTo(${ip}): the relay has no port`);
+      log(`kube-apiserver relayed at ${ip}:${address.port}`);
+      return { host: ip, port: address.port };
+    },
     async stop(): Promise<void> {
       if (stopped) return;
       stopped = true;
+      for (const relay of relays) {
+        relay.server.close();
+        for (const s of relay.sockets) s.destroy();
+      }
       client.close();
       await stopAll();
       removeTempDir(dir);

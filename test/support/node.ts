@@ -69,6 +69,12 @@ export interface NodeOptions {
   /** `--register-with-taints` (e.g. `readiness.k8s.io/network=pending:NoSchedule`). */
   registerWithTaints?: string[];
   labels?: Record<string, string>;
+  /**
+   * More OCI image archives to import next to the test images (e.g. the controller image). With
+   * `digest` (the manifest's), the image is also named `<repository>@<digest>`, as a pull by digest
+   * names it: that is the name the kubelet looks up for a pod that references the image by digest.
+   */
+  importImages?: { ref: string; tar: string; digest?: string }[];
   /** Wait for the Node to be Ready (default true). A node tainted for readiness is still Ready. */
   waitReady?: boolean;
   /**
@@ -239,6 +245,16 @@ export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promi
     for (const [key, image] of Object.entries(assets.images)) {
       run(assets.ctr, ['-a', sock, '-n', 'k8s.io', 'images', 'import', '--no-unpack', image.tar]);
       log(`imported ${key} (${image.ref})`);
+    }
+    for (const image of opts.importImages ?? []) {
+      run(assets.ctr, ['-a', sock, '-n', 'k8s.io', 'images', 'import', '--no-unpack', image.tar]);
+      if (image.digest) {
+        const named = run(assets.ctr, ['-a', sock, '-n', 'k8s.io', 'images', 'list', '-q']).split('\n')
+          .find((n) => n === image.ref || n.endsWith(`/${image.ref}`));
+        if (!named) throw new Error(`importing ${image.tar} named no image ${image.ref}`);
+        run(assets.ctr, ['-a', sock, '-n', 'k8s.io', 'images', 'tag', named, `${named.slice(0, named.lastIndexOf(':'))}@${image.digest}`]);
+      }
+      log(`imported ${image.ref}${image.digest ? `@${image.digest}` : ''}`);
     }
     log(`containerd ready (${Date.now() - started} ms)`);
 
