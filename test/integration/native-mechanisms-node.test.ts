@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import type { V1Container, V1Node, V1Pod } from '@kubernetes/client-node';
 import { ContentType, createLogger, isNotFound, resourcePath } from '@podlife/core';
 import { ControllerApp, devCertificates, webhookEntry } from '@podlife/controller';
-import { RESTART_ALL_CONTAINERS_FEATURE } from '@podlife/keystone';
+import { nativeMechanismNotes, RESTART_ALL_CONTAINERS_FEATURE } from '@podlife/keystone';
 import { kubernetesMinor, startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { containerLog, startNode, type RealNode } from '../support/node.js';
 import { keystoneFlags } from '../support/controller-flags.js';
@@ -149,6 +149,7 @@ describe('native mechanisms on real nodes of mixed releases (RestartPod, native 
         return statusOf(p, 'app')?.state?.terminated?.exitCode === 3 && p;
       }, { timeoutMs: 60_000 }).catch(async (err: Error) => Promise.reject(new Error(`${err.message}\n${await describe_('pinned')}`)));
       const firstId = statusOf(first, 'app')?.containerID;
+      assert.ok(nativeMechanismNotes(first).includes('container app: restart rules RestartAllContainers on any exit code; its last exit (3) matched RestartAllContainers on any exit code'), nativeMechanismNotes(first).join('\n'));
       const again = await waitFor('app running again in the same pod', async () => {
         const p = await getPod('pinned');
         const s = statusOf(p, 'app');
@@ -254,6 +255,9 @@ describe('native mechanisms on real nodes of mixed releases (RestartPod, native 
       }, { timeoutMs: 90_000 }).catch(async (err: Error) => Promise.reject(new Error(`${err.message}\n${await describe_('kept-preset')}\n${JSON.stringify(await eventNotes('kept-preset'))}`)));
       assert.equal(statusOf(done, 'istio-proxy')?.state?.terminated?.exitCode, 0, 'its quit endpoint, not a signal (143)');
       assert.equal(condition(done, 'podlife.dev/NativeMechanisms')?.status, 'True');
+      const notes = nativeMechanismNotes(done);
+      assert.ok(notes.some((n) => /^native sidecar log: terminated with exit code 0/.test(n)), notes.join('\n'));
+      assert.ok(notes.some((n) => /^sidecar istio-proxy was not made a native sidecar: preset:istio/.test(n)), notes.join('\n'));
     });
   });
 
@@ -323,6 +327,7 @@ describe('native mechanisms on real nodes of mixed releases (RestartPod, native 
       }
       const p = await getPod('undone');
       assert.equal(condition(p, 'podlife.dev/NativeMechanisms')?.status, 'False');
+      assert.ok(nativeMechanismNotes(p).some((n) => /^warning: sidecar proxy was made a native sidecar by podlife's webhook and has lost restartPolicy: Always/.test(n)), nativeMechanismNotes(p).join('\n'));
       await cp.client.delete(podsPath(ns, 'undone'), { gracePeriodSeconds: '0' }).catch(() => undefined);
     });
   });

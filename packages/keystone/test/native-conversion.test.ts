@@ -137,3 +137,27 @@ describe('what others undo (native-findings)', () => {
     assert.equal(nativeMechanismsUpdate(p), undefined);
   });
 });
+
+describe('podlife explain: native mechanism notes', () => {
+  it('names restart rules and whether the last exit matched, native sidecars and their state, stop signals asked for and in effect', async () => {
+    const { nativeMechanismNotes } = await import('../src/index.js');
+    const p = pod().keystone('app').nativeSidecar('proxy').finished('app', 3).build();
+    p.spec!.containers[0] = { ...p.spec!.containers[0]!, restartPolicy: 'Never', restartPolicyRules: [{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [3] } }] };
+    p.spec!.initContainers![0]!.lifecycle = { stopSignal: 'SIGUSR1' };
+    p.status!.initContainerStatuses = [{ name: 'proxy', image: '', imageID: '', ready: true, restartCount: 0, started: true, state: { running: {} } }];
+    const notes = nativeMechanismNotes(p);
+    assert.deepEqual(notes, [
+      'native sidecar proxy: running (started)',
+      'container proxy: stop signal SIGUSR1; the kubelet reports no stop signal in effect: the node or its runtime does not apply it (ContainerStopSignals off, or a runtime without stop signals), so the default signal is sent',
+      'container app: restart rules RestartAllContainers on exit code in 3; its last exit (3) matched RestartAllContainers on exit code in 3',
+    ]);
+    (p.status!.initContainerStatuses[0] as { stopSignal?: string }).stopSignal = 'SIGUSR1';
+    assert.match(nativeMechanismNotes(p)[1] ?? '', /the kubelet reports SIGUSR1 in effect/);
+  });
+
+  it('prints the findings, warnings marked', async () => {
+    const { nativeMechanismNotes } = await import('../src/index.js');
+    const p = pod().keystone('app').annotate('native.podlife.dev/app', 'restart-all-containers').build();
+    assert.match(nativeMechanismNotes(p).join('\n'), /^warning: keystone app was given a RestartAllContainers restart rule/m);
+  });
+});

@@ -46,6 +46,7 @@ export type DiagnosisCause =
   | 'ContainersNotReady'
   | 'ReadinessGateMissing'
   | 'ReadinessGateFalse'
+  | 'RestartingInPlace'
   | 'Unknown';
 
 /** Where a pod is stuck, the cause, and one sentence saying what to do. */
@@ -120,12 +121,28 @@ export function explainPod(pod: V1Pod, events: readonly PodEvent[] | undefined, 
   }
 
   return (
+    restartingInPlace(pod, nowMs) ??
     scheduling(pod, evs, nowMs) ??
     sandbox(pod, evs, nowMs) ??
     initialization(pod, evs, nowMs) ??
     containers(pod, evs, nowMs) ??
     gates(pod, nowMs) ??
     diag('ready', 'Ready', 'The pod is ready.', readySince(pod))
+  );
+}
+
+/** KEP-5532: the kubelet restarts every container in place while AllContainersRestarting is True. */
+function restartingInPlace(pod: V1Pod, nowMs: number): Diagnosis | undefined {
+  const c = podCondition(pod, 'AllContainersRestarting');
+  if (c?.status !== 'True') return undefined;
+  const since = timeMs(c.lastTransitionTime);
+  const exited = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].find((s) => s.state?.terminated && s.state.terminated.exitCode !== undefined);
+  const trigger = exited ? `; container ${exited.name} exited with code ${exited.state?.terminated?.exitCode}, which its RestartAllContainers restart rule matches` : '';
+  return diag(
+    'initialized',
+    'RestartingInPlace',
+    `The kubelet is restarting every container of the pod in place (AllContainersRestarting${forText(since, nowMs)})${trigger}; the pod keeps its UID, IP and volumes, and its init containers run again.`,
+    { ...(exited ? { subject: exited.name } : {}), ...(since !== undefined ? { sinceMs: since } : {}) },
   );
 }
 
@@ -163,7 +180,8 @@ function sandbox(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis | undefi
   // Without the condition an Unknown sandbox is normal while images pull: let later stages speak unless an event says otherwise.
   const node = pod.spec?.nodeName ?? '';
   const mount = latestEvent(evs, ['FailedMount', 'FailedAttachVolume']);
-  const sb = latestEvent(evs, ['FailedCreatePodSandBox']);
+  // From 1.37 a False condition carries no reason: the cause is in these Events.
+  const sb = latestEvent(evs, ['FailedCreatePodSandBox', 'NetworkNotReady']);
   const latest = mount && sb ? (eventTimeMs(mount) >= eventTimeMs(sb) ? mount : sb) : (mount ?? sb);
   const since = s.sinceMs ?? timeMs(podCondition(pod, 'PodScheduled')?.lastTransitionTime);
   if (latest && latest === mount) {

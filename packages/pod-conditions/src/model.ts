@@ -21,6 +21,8 @@ export const PodConditionType = {
   DisruptionTarget: 'DisruptionTarget',
   PodResizePending: 'PodResizePending',
   PodResizeInProgress: 'PodResizeInProgress',
+  /** KEP-5532: every container is being restarted in place (a RestartAllContainers restart rule matched). */
+  AllContainersRestarting: 'AllContainersRestarting',
 } as const;
 export type PodConditionType = (typeof PodConditionType)[keyof typeof PodConditionType];
 
@@ -32,6 +34,8 @@ export interface PodConditionInfo {
   writtenBy: 'scheduler' | 'kubelet' | 'control plane';
   /** First minor version that writes it (by default, or behind the named feature gate). */
   since: string;
+  /** First minor version where it is GA (its gate locked on); absent while it is not. Ungated types are stable from `since`. */
+  stable?: string;
   /** Last minor version that writes it under this name. */
   until?: string;
   featureGate?: string;
@@ -52,7 +56,8 @@ export const podConditions: readonly PodConditionInfo[] = [
     meaning: 'the pod sandbox exists and its network is configured, so containers can be started',
     writtenBy: 'kubelet',
     since: '1.28',
-    featureGate: 'PodReadyToStartContainersCondition (alpha 1.28, on by default since 1.29)',
+    stable: '1.37',
+    featureGate: 'PodReadyToStartContainersCondition (alpha 1.28, beta and on 1.29, GA 1.37); when False it carries no reason, so the cause comes from Events',
     aliasOf: 'PodHasNetwork',
   },
   {
@@ -87,6 +92,7 @@ export const podConditions: readonly PodConditionInfo[] = [
     meaning: 'the pod is about to be terminated by a disruption (preemption, eviction, taint manager, GC)',
     writtenBy: 'control plane',
     since: '1.26',
+    stable: '1.31',
     featureGate: 'PodDisruptionConditions (alpha 1.25, beta 1.26, GA 1.31)',
   },
   {
@@ -94,14 +100,23 @@ export const podConditions: readonly PodConditionInfo[] = [
     meaning: 'an in-place resize was requested but the kubelet cannot apply it yet (Deferred or Infeasible)',
     writtenBy: 'kubelet',
     since: '1.33',
-    featureGate: 'InPlacePodVerticalScaling',
+    stable: '1.35',
+    featureGate: 'InPlacePodVerticalScaling (beta and on 1.33, GA 1.35)',
   },
   {
     type: 'PodResizeInProgress',
     meaning: 'an in-place resize was accepted and is being applied',
     writtenBy: 'kubelet',
     since: '1.33',
-    featureGate: 'InPlacePodVerticalScaling',
+    stable: '1.35',
+    featureGate: 'InPlacePodVerticalScaling (beta and on 1.33, GA 1.35)',
+  },
+  {
+    type: 'AllContainersRestarting',
+    meaning: 'a RestartAllContainers restart rule matched a container exit: the kubelet is restarting every container in place (same UID, IP and volumes); False once done (the documentation calls it PodRestartInPlace; the API names it AllContainersRestarting)',
+    writtenBy: 'kubelet',
+    since: '1.35',
+    featureGate: 'RestartAllContainersOnContainerExits (alpha 1.35, beta and on 1.36); written only on pods with such a rule',
   },
 ];
 

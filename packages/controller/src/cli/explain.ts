@@ -12,7 +12,7 @@ import type { KubeClient } from '@podlife/core';
 import { podExplanation, renderExplanation } from '@podlife/pod-conditions';
 import type { PodEvent, PodExplanation } from '@podlife/pod-conditions';
 import { ManagedLabel } from '@podlife/keystone';
-import { isUnlabelledAnnotated } from '@podlife/keystone';
+import { isUnlabelledAnnotated, nativeMechanismNotes } from '@podlife/keystone';
 import type { ExplainArgs, OutputFormat } from './args.js';
 import { connect, contextNamespace } from './kubeconfig.js';
 import { fitText, isData, renderData, textWidth } from './output.js';
@@ -23,12 +23,18 @@ export interface Output {
   columns: number | undefined;
 }
 
-/** What `explain` adds about podlife itself, beside the pod's own story. */
+/**
+ * What `explain` adds about podlife itself, beside the pod's own story: a missing managed label,
+ * and the native mechanisms (restart rules and their matches, native sidecars, stop signals, what
+ * podlife's webhook did that was not applied or was undone).
+ */
 export function podlifeNotes(pod: V1Pod): string[] {
-  if (!isUnlabelledAnnotated(pod.metadata)) return [];
+  const notes = nativeMechanismNotes(pod);
+  if (!isUnlabelledAnnotated(pod.metadata)) return notes;
   return [
     `this pod has podlife lifecycle annotations but not the label ${ManagedLabel.key}: "${ManagedLabel.value}"; ` +
       `a controller run with --managed-pods-only does not see it (kubectl label pod ${pod.metadata?.name ?? ''} ${ManagedLabel.selector})`,
+    ...notes,
   ];
 }
 
