@@ -312,11 +312,11 @@ async function soak(options: SoakOptions, workDir: string): Promise<number> {
     const components = cp.pids().length;
     const expected = options.realNode ? 4 : 3;
     console.log(`\nthe soak's own event loop was held up ${(lag.worstMs / 1000).toFixed(1)} s at worst (${clock.elapsed(lag.worstAt)})`);
-    console.log(`load average (1 min) during the load window: max ${Math.max(0, ...loads).toFixed(2)}, mean ${(loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length)).toFixed(2)}; at the end ${load()} (${cpus().length} cores)`);
     console.log(`\n== fault schedule that ran (times from the start of the load)\n${formatSchedule(ran)}`);
     if (components < expected) console.log(`\nwarning: only ${components} of the ${expected} control-plane components still run`);
     console.log(`\n== chaos soak: ${options.minutes} min, seed ${options.seed}, kube-apiserver ${cp.version}, ${target.describe}, 2 replicas\n`);
     console.log(formatTally(result));
+    console.log(`\nload average (1 min) during the load window: max ${Math.max(0, ...loads).toFixed(2)}, mean ${(loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length)).toFixed(2)}; at the end ${load()} (${cpus().length} cores)`);
     console.log(`\n${result.passed ? 'PASS' : 'FAIL'}: pods stuck, stops repeated and unexpected Job failures must all be 0`);
     return result.passed ? 0 : 1;
   } finally {
