@@ -17,12 +17,13 @@
 //
 // Usage: node scripts/controller-image.mjs [--out FILE] [--update-base]
 //   --out FILE      also copy the image tar there
+//   --base-out FILE also copy the base image tar there (to push it where a daemon's build pulls FROM)
 //   --update-base   pin the packages the Debian mirror has now and the installed Node binary:
 //                   rewrites deploy/image-base.json and the Dockerfile's FROM digest.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
-  copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync,
+  copyFileSync, existsSync, lstatSync, utimesSync, mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync,
 } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -425,6 +426,23 @@ export function ensureBaseImage(opts = {}) {
   return { ...facts, tar: join(dir, 'base.tar'), layer: join(dir, 'layer.tar') };
 }
 
+/**
+ * Each change of the controller makes a new image (~170 MiB): those not built or used for a day go.
+ * Recent ones stay, since another checkout on this machine may be about to import its own.
+ */
+function pruneOldImages(keep) {
+  const dayAgo = Date.now() - 24 * 3600_000;
+  for (const name of readdirSync(imageCacheDir())) {
+    const path = join(imageCacheDir(), name);
+    if (!/^controller-[0-9a-f]{16}$/.test(name) || path === keep) continue;
+    try {
+      if (statSync(join(path, 'image.json')).mtimeMs < dayAgo) rmSync(path, { recursive: true, force: true });
+    } catch {
+      // Being written or removed by another build.
+    }
+  }
+}
+
 /** Config of the controller image: the base's, with what the Dockerfile sets. */
 function controllerConfig(baseConfig, recipe) {
   const config = { ...baseConfig, Entrypoint: recipe.entrypoint, User: recipe.user };
@@ -470,6 +488,9 @@ export function ensureControllerImage(opts = {}) {
       writeFileSync(join(partial, 'image.json'), `${JSON.stringify({ ref: IMAGE_REF, digest: image.digest, size: image.size }, null, 2)}\n`);
     });
   }
+  const now = new Date();
+  utimesSync(join(dir, 'image.json'), now, now);
+  pruneOldImages(dir);
   log(`${IMAGE_REF}@${image.digest}: ${(image.size / 1048576).toFixed(1)} MiB (base ${(base.size / 1048576).toFixed(1)} MiB) in ${Math.round((Date.now() - started) / 100) / 10}s`);
   return { ref: IMAGE_REF, digest: image.digest, tar: join(dir, 'image.tar'), size: image.size, base: { ref: base.ref, digest: base.digest, size: base.size } };
 }
@@ -503,6 +524,12 @@ if (invokedDirectly) {
   try {
     if (args.includes('--update-base')) updateBase(log);
     const image = ensureControllerImage({ log });
+    const baseAt = args.indexOf('--base-out');
+    if (baseAt >= 0) {
+      if (!args[baseAt + 1]) throw new Error('--base-out wants a file name');
+      copyFileSync(ensureBaseImage({ log }).tar, args[baseAt + 1]);
+      log(`wrote ${args[baseAt + 1]}`);
+    }
     const outAt = args.indexOf('--out');
     if (outAt >= 0) {
       const out = args[outAt + 1];
