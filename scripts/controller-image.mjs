@@ -362,18 +362,44 @@ function buildBase(lock, debDir, work) {
 // ---------------------------------------------------------------------------------------------
 // The controller: `pnpm deploy` of @podlife/controller, without what only a compiler or an editor reads.
 
-/** Declarations, source maps, TypeScript sources, Markdown, and pnpm's bookkeeping (absolute paths, dates). */
-function skipAppPath(rel, isDir) {
-  const base = rel.slice(rel.lastIndexOf('/') + 1);
-  if (isDir) return base === '.bin';
-  if (base === '.modules.yaml') return true;
-  return /\.(d\.[cm]?ts|map|[cm]?ts|tsx|md|markdown)$/i.test(base);
+/**
+ * What the controller's tree keeps: not declarations, source maps, TypeScript sources, Markdown or
+ * pnpm's bookkeeping (absolute paths, dates); not a workspace package's compiled file whose source is
+ * gone (a stale build output in a checkout); not a link that leads outside the tree (pnpm links the
+ * deployed package's own folder in the workspace).
+ */
+function appSkipper(root) {
+  const workspaceDist = /^(?:|.*\/node_modules\/@podlife\/[^/]+\/)dist\/(.+)\.js$/;
+  return (rel, isDir) => {
+    const base = rel.slice(rel.lastIndexOf('/') + 1);
+    if (isDir) return base === '.bin';
+    if (base === '.modules.yaml') return true;
+    if (/\.(d\.[cm]?ts|map|[cm]?ts|tsx|md|markdown)$/i.test(base)) return true;
+    const full = join(root, rel);
+    if (lstatSync(full).isSymbolicLink()) return relative(root, resolve(dirname(full), readlinkSync(full))).startsWith('..');
+    const m = workspaceDist.exec(rel);
+    if (m && (rel.startsWith('dist/') || rel.startsWith('node_modules/.pnpm/@podlife+'))) {
+      const pkgRoot = rel.slice(0, rel.length - `dist/${m[1]}.js`.length);
+      return !['.ts', '.mts', '.tsx'].some((ext) => existsSync(join(root, pkgRoot, 'src', `${m[1]}${ext}`)));
+    }
+    return false;
+  };
+}
+
+/** The entries without folders left empty by what was skipped. */
+function withoutEmptyDirs(entries) {
+  const used = new Set();
+  for (const e of entries) {
+    if (e.type === '5') continue;
+    for (let i = e.name.indexOf('/'); i >= 0; i = e.name.indexOf('/', i + 1)) used.add(e.name.slice(0, i + 1));
+  }
+  return entries.filter((e) => e.type !== '5' || used.has(e.name));
 }
 
 function appTree(out) {
   sh('corepack', ['pnpm', 'exec', 'tsc', '-b', 'packages/controller'], { cwd: repoRoot });
   rmSync(out, { recursive: true, force: true });
-  sh('corepack', ['pnpm', '--filter', '@podlife/controller', 'deploy', '--prod', '--legacy', '--offline', out], { cwd: repoRoot });
+  sh('corepack', ['pnpm', '--filter', '@podlife/controller', 'deploy', '--prod', '--legacy', '--prefer-offline', out], { cwd: repoRoot });
   return out;
 }
 
@@ -472,7 +498,8 @@ export function ensureControllerImage(opts = {}) {
   let appLayer;
   try {
     const app = appTree(join(work, 'app'));
-    appLayer = tarOf(treeEntries(app, recipe.copy.dest.replace(/^\/+|\/+$/g, ''), skipAppPath).concat(
+    // Every file 0644: modes in a checkout depend on what pnpm linked as a bin, and node reads them all.
+    appLayer = tarOf(withoutEmptyDirs(treeEntries(app, recipe.copy.dest.replace(/^\/+|\/+$/g, ''), appSkipper(app))).map((e) => (e.type === '0' ? { ...e, mode: 0o644 } : e)).concat(
       recipe.copy.dest.split('/').filter(Boolean).map((_, i, parts) => ({ name: `${parts.slice(0, i + 1).join('/')}/`, type: '5', mode: 0o755 })),
     ));
   } finally {

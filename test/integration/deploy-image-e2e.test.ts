@@ -64,7 +64,7 @@ describe('podlife from deploy/ on the real node (the controller image, two repli
   let node: RealNode | undefined;
   let image: ControllerImage;
   let testNs = '';
-  const t0 = Date.now();
+  let t0 = Date.now();
   const elapsed = (): string => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
 
   const controllerPods = async (): Promise<V1Pod[]> =>
@@ -96,6 +96,7 @@ describe('podlife from deploy/ on the real node (the controller image, two repli
 
   before(async function () {
     this.timeout(20 * 60_000);
+    t0 = Date.now();
     image = ensureControllerImage({ log });
     log(`image ${image.ref}@${image.digest} (${(image.size / 1048576).toFixed(1)} MiB) at ${elapsed()}`);
     cp = await startControlPlane({ controllerManager: true, scheduler: true, serviceAccounts: true,
