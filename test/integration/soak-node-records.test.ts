@@ -145,12 +145,15 @@ describe('real-node soak observations (test/soak/busybox.ts, node-records.ts)', 
     assert.equal(t.rows.find((r) => r.label.startsWith('pods stuck'))?.value, '1');
   });
 
-  it('takes --real-node with --quick, --minutes and --seed', () => {
+  it('takes --real-node with --quick, --seed and --rate', () => {
     const parsed = parseSoakArgs(['--', '--real-node', '--quick', '--seed', '4']);
     assert.ok(parsed.ok);
     assert.deepEqual([parsed.options.realNode, parsed.options.minutes, parsed.options.seed], [true, 3, 4]);
     const plain = parseSoakArgs([]);
-    assert.ok(plain.ok && !plain.options.realNode);
+    assert.ok(plain.ok && !plain.options.realNode && plain.options.jobsPerMinute === undefined);
+    const rate = parseSoakArgs(['--real-node', '--rate', '24']);
+    assert.ok(rate.ok && rate.options.jobsPerMinute === 24);
+    assert.deepEqual(parseSoakArgs(['--rate', '2.5']), { ok: false, problems: ['--rate: "2.5" is not a whole number of Jobs a minute between 1 and 600'] });
   });
 
   it('counts StoppingContainer Events per container across replicas, a series in full', () => {

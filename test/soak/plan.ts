@@ -19,6 +19,8 @@ export interface PlannedFault {
 export interface SoakOptions {
   minutes: number;
   seed: number;
+  /** Jobs created a minute; undefined: the form's default (31 simulated, 12 on the real node). */
+  jobsPerMinute?: number;
   /** Keep the components' logs here instead of a temporary folder removed at the end. */
   logsDir?: string;
   /** Run on a real node (kubelet, containerd, runc, busybox containers) instead of the simulated kubelet. */
@@ -32,6 +34,7 @@ export const usage = `Usage: pnpm soak [-- options]
                     then the soak drains)
   --quick           the 3-minute form (what CI runs); same as --minutes 3
   --seed N          seed of the Jobs' timings and of the fault order (default 1)
+  --rate N          Jobs created a minute (default 31; 12 with --real-node)
   --real-node       run on a real node (kubelet, containerd, runc; busybox containers, the exec
                     stop strategy) instead of the simulated kubelet (ephemeral strategy); fewer
                     Jobs a minute (what one node on 2 shared cores sustains). Needs root.
@@ -81,6 +84,14 @@ export function parseSoakArgs(argv: readonly string[]): { ok: true; options: Soa
         if (v === undefined) break;
         if (!/^\d{1,9}$/.test(v)) problems.push(`--seed: "${v}" is not a non-negative integer`);
         else options.seed = Number(v);
+        break;
+      }
+      case '--rate': {
+        const v = value();
+        if (v === undefined) break;
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 1 || n > 600) problems.push(`--rate: "${v}" is not a whole number of Jobs a minute between 1 and 600`);
+        else options.jobsPerMinute = n;
         break;
       }
       case '--logs': {

@@ -282,7 +282,8 @@ async function soak(options: SoakOptions, workDir: string): Promise<number> {
       if (!leader) await sleep(500);
     }
     if (!leader) throw new Error(`no replica took the Lease within 60 s; replica logs are in ${workDir}`);
-    note(`${leader} leads; load for ${options.minutes} min, ${target.jobsPerMinute} Jobs a minute (seed ${options.seed})`);
+    const perMinute = options.jobsPerMinute ?? target.jobsPerMinute;
+    note(`${leader} leads; load for ${options.minutes} min, ${perMinute} Jobs a minute (seed ${options.seed})`);
 
     const random = seededRandom(options.seed);
     const plan = faultSchedule(options.minutes, random);
@@ -297,7 +298,7 @@ async function soak(options: SoakOptions, workDir: string): Promise<number> {
     }, PROGRESS_EVERY_MS);
     let ran: FaultRun[];
     try {
-      [, ran] = await Promise.all([createJobs(soak, target.jobsPerMinute, loadStart, windowEnd), runFaults(soak, plan, loadStart)]);
+      [, ran] = await Promise.all([createJobs(soak, perMinute, loadStart, windowEnd), runFaults(soak, plan, loadStart)]);
       note(`load window over: ${soak.created.length} Jobs created; draining (at most ${DRAIN_MS / 1000} s)`);
       await drain(soak);
     } finally {
@@ -314,7 +315,7 @@ async function soak(options: SoakOptions, workDir: string): Promise<number> {
     console.log(`\nthe soak's own event loop was held up ${(lag.worstMs / 1000).toFixed(1)} s at worst (${clock.elapsed(lag.worstAt)})`);
     console.log(`\n== fault schedule that ran (times from the start of the load)\n${formatSchedule(ran)}`);
     if (components < expected) console.log(`\nwarning: only ${components} of the ${expected} control-plane components still run`);
-    console.log(`\n== chaos soak: ${options.minutes} min, seed ${options.seed}, kube-apiserver ${cp.version}, ${target.describe}, 2 replicas\n`);
+    console.log(`\n== chaos soak: ${options.minutes} min, ${perMinute} Jobs a minute, seed ${options.seed}, kube-apiserver ${cp.version}, ${target.describe}, 2 replicas\n`);
     console.log(formatTally(result));
     console.log(`\nload average (1 min) during the load window: max ${Math.max(0, ...loads).toFixed(2)}, mean ${(loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length)).toFixed(2)}; at the end ${load()} (${cpus().length} cores)`);
     console.log(`\n${result.passed ? 'PASS' : 'FAIL'}: pods stuck, stops repeated and unexpected Job failures must all be 0`);
