@@ -82,6 +82,8 @@ export interface NodeOptions {
    * newer control plane, within the kubelet skew the API server accepts.
    */
   kubernetes?: string;
+  /** Kubelet feature gates (`featureGates` of its configuration), e.g. an alpha gate a test needs. */
+  featureGates?: Record<string, boolean>;
   log?: (line: string) => void;
 }
 
@@ -306,6 +308,7 @@ export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promi
       localStorageCapacityIsolation: false,
       protectKernelDefaults: false,
       maxPods: 110,
+      ...(opts.featureGates ? { featureGates: opts.featureGates } : {}),
     }, null, 2));
 
     const labels = Object.entries(opts.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(',');

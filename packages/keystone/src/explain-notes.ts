@@ -40,7 +40,7 @@ function restartRuleNote(c: V1Container, s: V1ContainerStatus | undefined): stri
 function stopSignalNote(c: V1Container, s: V1ContainerStatus | undefined): string | undefined {
   const asked = c.lifecycle?.stopSignal;
   if (!asked) return undefined;
-  const reported = (s as (V1ContainerStatus & { stopSignal?: string }) | undefined)?.stopSignal;
+  const reported = s?.stopSignal;
   const effect = reported
     ? `the kubelet reports ${reported} in effect`
     : s?.state?.running

@@ -26,6 +26,7 @@ export const NativeEventReason = {
   SidecarNotConverted: 'SidecarNotConverted',
   NativeSidecarUndone: 'NativeSidecarUndone',
   StopSignalStripped: 'StopSignalStripped',
+  StopSignalNotApplied: 'StopSignalNotApplied',
   RestartRuleStripped: 'RestartRuleStripped',
 } as const;
 
@@ -95,6 +96,17 @@ export function nativeFindings(pod: V1Pod, options: LifecycleOptions & { stopSig
         reason: NativeEventReason.StopSignalStripped,
         warning: true,
         message: `sidecar ${name} was given lifecycle.stopSignal ${signal} by podlife's webhook and it is gone (${AFTER_US}): the kubelet stops it with the runtime's default signal instead`,
+      });
+    }
+    const asked = init?.lifecycle?.stopSignal;
+    const status = spec && pod.status?.initContainerStatuses?.find((st) => st?.name === name);
+    // A kubelet running ContainerStopSignals reports the signal in effect once the runtime applies it.
+    if (records.includes('stop-signal') && asked && status?.state?.running && !status.stopSignal) {
+      out.push({
+        container: name,
+        reason: NativeEventReason.StopSignalNotApplied,
+        warning: true,
+        message: `sidecar ${name} asks for stop signal ${asked} and node ${spec?.nodeName ?? '<none>'} reports none in effect (its kubelet runs without ContainerStopSignals, or its runtime does not implement stop signals): the kubelet stops it with the runtime's default signal`,
       });
     }
     if (records.includes('restart-all-containers') && regular && !restartAllRule(regular)) {

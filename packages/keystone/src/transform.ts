@@ -44,6 +44,8 @@ function status(s: V1ContainerStatus): V1ContainerStatus {
   if (s.state) out.state = s.state;
   if (s.lastState) out.lastState = s.lastState;
   if (s.started !== undefined) out.started = s.started;
+  // The stop signal the kubelet reports in effect (ContainerStopSignals).
+  if (s.stopSignal !== undefined) out.stopSignal = s.stopSignal;
   return out;
 }
 

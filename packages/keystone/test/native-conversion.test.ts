@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { describe, it } from 'mocha';
-import { keepLifecycleFields, lifecycleMutator, handleAdmissionReview } from '../src/index.js';
+import { keepLifecycleFields, lifecycleMutator, handleAdmissionReview, nativeMechanismNotes } from '../src/index.js';
 import { nativeFindings, nativeMechanismsUpdate } from '../src/native-findings.js';
 import { nativeStop } from '../src/webhook/native-stop.js';
 import { planNativeSidecars } from '../src/webhook/patches.js';
@@ -124,6 +124,16 @@ describe('what others undo (native-findings)', () => {
     ]);
   });
 
+  it('a stop signal the node does not apply (no signal in effect reported for the running sidecar) is a Warning', () => {
+    const p = admitted();
+    p.status!.initContainerStatuses = [{ name: 'proxy', image: '', imageID: '', ready: true, restartCount: 0, state: { running: {} } }];
+    const f = nativeFindings(p, { stopSignals: true }).find((x) => x.reason === 'StopSignalNotApplied');
+    assert.match(f?.message ?? '', /asks for stop signal SIGUSR1 and node .* reports none in effect/);
+    p.status!.initContainerStatuses[0]!.stopSignal = 'SIGUSR1';
+    assert.equal(nativeFindings(p, { stopSignals: true }).some((x) => x.reason === 'StopSignalNotApplied'), false);
+    assert.equal(keepLifecycleFields(p).status?.initContainerStatuses?.[0]?.stopSignal, 'SIGUSR1');
+  });
+
   it('the cached view keeps what the findings read', () => {
     const p = admitted();
     delete p.spec!.containers.find((c) => c.name === 'app')!.restartPolicyRules;
@@ -139,8 +149,7 @@ describe('what others undo (native-findings)', () => {
 });
 
 describe('podlife explain: native mechanism notes', () => {
-  it('names restart rules and whether the last exit matched, native sidecars and their state, stop signals asked for and in effect', async () => {
-    const { nativeMechanismNotes } = await import('../src/index.js');
+  it('names restart rules and whether the last exit matched, native sidecars and their state, stop signals asked for and in effect', () => {
     const p = pod().keystone('app').nativeSidecar('proxy').finished('app', 3).build();
     p.spec!.containers[0] = { ...p.spec!.containers[0]!, restartPolicy: 'Never', restartPolicyRules: [{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [3] } }] };
     p.spec!.initContainers![0]!.lifecycle = { stopSignal: 'SIGUSR1' };
@@ -155,8 +164,7 @@ describe('podlife explain: native mechanism notes', () => {
     assert.match(nativeMechanismNotes(p)[1] ?? '', /the kubelet reports SIGUSR1 in effect/);
   });
 
-  it('prints the findings, warnings marked', async () => {
-    const { nativeMechanismNotes } = await import('../src/index.js');
+  it('prints the findings, warnings marked', () => {
     const p = pod().keystone('app').annotate('native.podlife.dev/app', 'restart-all-containers').build();
     assert.match(nativeMechanismNotes(p).join('\n'), /^warning: keystone app was given a RestartAllContainers restart rule/m);
   });
