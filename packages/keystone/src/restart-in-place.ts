@@ -45,19 +45,20 @@ export const ALL_CONTAINERS_RESTARTING = 'AllContainersRestarting';
 
 /** True when the pod's kubelet honours RestartAllContainers rules: it then writes this condition (any status) on every pod that has one. */
 export function kubeletHonoursRestartAll(pod: V1Pod): boolean {
-  return pod.status?.conditions?.some((c) => c?.type === ALL_CONTAINERS_RESTARTING) ?? false;
+  const conditions: unknown = pod.status?.conditions;
+  return Array.isArray(conditions) && conditions.some((c: { type?: unknown } | null) => c?.type === ALL_CONTAINERS_RESTARTING);
 }
 
 /** True when the rule matches `exitCode` (KEP-5307: `In` the values, or `NotIn` them). */
 export function ruleMatches(rule: V1ContainerRestartRule, exitCode: number): boolean {
-  const values = rule.exitCodes?.values ?? [];
-  const listed = values.includes(exitCode);
+  const values: unknown = rule.exitCodes?.values ?? [];
+  const listed = Array.isArray(values) && values.includes(exitCode);
   return rule.exitCodes?.operator === 'In' ? listed : rule.exitCodes?.operator === 'NotIn' ? !listed : false;
 }
 
 /** `NotIn []` -> "any exit code"; `In [1, 2]` -> "exit code in 1, 2". */
 export function describeRule(rule: V1ContainerRestartRule): string {
-  const values = rule.exitCodes?.values ?? [];
+  const values = Array.isArray(rule.exitCodes?.values) ? rule.exitCodes.values : [];
   const op = rule.exitCodes?.operator;
   const when = op === 'NotIn' && values.length === 0 ? 'any exit code' : `exit code ${op === 'NotIn' ? 'not in' : 'in'} ${values.join(', ') || 'nothing'}`;
   return `${rule.action} on ${when}`;
