@@ -146,6 +146,7 @@ export class KeystoneReconciler implements Reconciler {
       exec: this.opts.exec,
       config: this.config,
       nowMs,
+      now: this.now,
       signal,
       report: (r) => this.report(pod, r),
     });
@@ -158,8 +159,10 @@ export class KeystoneReconciler implements Reconciler {
     if (acted.stale) return { requeueAfterMs: STALE_RETRY_MS };
     if (decision.action !== 'stop') return;
     // A repeated escalation is not hurried: the kubelet or the Job controller moves next.
+    // Stops count from when they reached their containers, so a slow delivery moves the deadline.
+    const delivery = Math.max(0, ...acted.issued.filter((i) => !i.escalated).map((i) => (i.atMs ?? nowMs) - nowMs));
     const next = decision.escalation?.why === 'not-ended' ? nowMs + (this.config.minStageMs ?? DEFAULT_MIN_STAGE_MS) : decision.nextEvaluationAtMs;
-    return next === undefined ? undefined : { requeueAfterMs: Math.max(1, next - this.now()) };
+    return next === undefined ? undefined : { requeueAfterMs: Math.max(1, next + delivery - this.now()) };
   }
 
   /** Drops what this reconciler holds for a key (the pod is gone). */

@@ -140,6 +140,34 @@ describe('keystone reconciler', () => {
     assert.deepEqual(result, { requeueAfterMs: 29_000 });
   });
 
+  it('a late stop that is slow to reach its container still gets its whole minimum share, counted from its delivery', async () => {
+    // Fired at T0+1000 with 30 s; the controller arrives at T0+40000 with nothing left of the
+    // budget, so the stage gets the 2 s minimum. The exec takes 1.3 s to reach the container.
+    const slowExec: PodExecApi = {
+      async exec(_ref, container, command) {
+        h.execs.push({ container, command });
+        h.clock.now += 1300;
+        return { exitCode: 0, stdout: '', stderr: '' };
+      },
+    };
+    const h = harness({ exec: slowExec });
+    h.clock.now = T0 + 40_000;
+    const key = add(h, pod().container('app').sidecar('proxy').finished('app', 0).build());
+    const first = await h.reconciler.reconcile(key, h.abort.signal);
+    const record = lastRecord(h);
+    assert.match(record?.message ?? '', new RegExp(`issued: proxy@${T0 + 41_300}$`), 'the stop is dated when the exec returned');
+    assert.deepEqual(first, { requeueAfterMs: 2000 }, 'called back 2 s after the delivery');
+    h.pods.get(key)!.status!.conditions!.push(record!);
+
+    h.clock.now = T0 + 43_000; // 3 s after the decision, 1.7 s after the delivery: not yet
+    await h.reconciler.reconcile(key, h.abort.signal);
+    assert.deepEqual([h.statusPatches.length, h.deletes.length, h.execs.length], [0, 0, 1]);
+
+    h.clock.now = T0 + 43_400;
+    await h.reconciler.reconcile(key, h.abort.signal);
+    assert.equal(h.deletes.length, 1, 'escalated once the 2 s from the delivery are over');
+  });
+
   it('a second pass before the container stops repeats nothing', async () => {
     const h = harness();
     const key = add(h, pod().container('app').sidecar('proxy').finished('app', 0).build());

@@ -214,6 +214,18 @@ describe('actOn: one pass of what a stop decision says is due', () => {
     assert.deepEqual(r, { issued: [{ container: 'worker', escalated: false, atMs: T0 + 1000 }], ok: true });
   });
 
+  it('dates each stop when its attempt returned, not when the decision was made', async () => {
+    const { p, d } = decide();
+    const clock = { now: T0 + 1000 };
+    const t = context({ now: () => clock.now });
+    t.exec.exec.callsFake(async () => {
+      clock.now += 1300;
+      return { exitCode: 0, stdout: '', stderr: '' };
+    });
+    const r = await actOn(p, d, t.ctx);
+    assert.deepEqual(r.issued, [{ container: 'worker', escalated: false, atMs: T0 + 2300 }]);
+  });
+
   it('a stop that goes out late says so in its Event, with what is left of the budget', async () => {
     const { p, d } = decide(undefined, T0 + 26_000);
     const t = context({}, T0 + 26_000);

@@ -12,8 +12,10 @@
  *   result, in which case the deletion is left to a later pass (docs/adr/0101);
  * - TerminatePod deletes with the pod's grace period; completion by phase records the phase,
  *   then deletes the pod the same way;
- * - every attempted stop is returned with its time, for the caller to add to the progress
- *   record, and reported (with every other action) to `report`, for Events and metrics;
+ * - every attempted stop is returned with the time its attempt returned (a stop through pods/exec
+ *   has reached the container by then, however slow the exec was), for the caller to add to the
+ *   progress record, so that a container's share counts from its stop, not from the decision;
+ *   each is reported (with every other action) to `report`, for Events and metrics;
  * - a status patch refused because the pod changed since it was read (its `test` operation) is
  *   `stale`, not a failure: the caller evaluates again on the newer pod;
  * - never throws for API failures.
@@ -58,8 +60,10 @@ export interface ActContext {
   readonly pods: PodApi;
   readonly exec?: PodExecApi;
   readonly config?: KeystoneConfig;
-  /** The time the decision was made at; stops are recorded as issued then. */
+  /** The time the decision was made at. */
   readonly nowMs: number;
+  /** The clock a stop's time is read from when its attempt returns (default: `nowMs` for all). */
+  now?(): number;
   /** Every action, for Events (see `reportEvent`) and metrics. */
   report?(report: ActionReport): void;
   readonly signal?: AbortSignal;
@@ -179,6 +183,7 @@ async function actOnStop(pod: V1Pod, decision: StopDecision, ctx: ActContext): P
   const attempts = await Promise.all(
     decision.issue.map(async (step) => {
       const attempt = await issueStop(pod, step.container, step.stop, step.method, ctx);
+      const atMs = Math.max(ctx.nowMs, ctx.now?.() ?? ctx.nowMs);
       ctx.report?.({
         kind: 'stop-issued',
         container: step.container,
@@ -189,11 +194,11 @@ async function actOnStop(pod: V1Pod, decision: StopDecision, ctx: ActContext): P
         ...(attempt.error !== undefined ? { error: attempt.error } : {}),
         ...(late ? { late } : {}),
       });
-      return { step, attempt };
+      return { step, attempt, atMs };
     }),
   );
-  for (const { step, attempt } of attempts) {
-    issued.push({ container: step.container, escalated: false, atMs: ctx.nowMs });
+  for (const { step, attempt, atMs } of attempts) {
+    issued.push({ container: step.container, escalated: false, atMs });
     noHandler ||= attempt.noHandler === true;
   }
   let escalation = decision.escalation;
