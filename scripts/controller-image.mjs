@@ -27,7 +27,7 @@ import {
 } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { podlifeCacheRoot } from './go-build.mjs';
+import { podlifeCacheRoot, sh } from './go-build.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const DOCKERFILE = join(repoRoot, 'deploy', 'Dockerfile');
@@ -37,15 +37,6 @@ const controllerVersion = JSON.parse(readFileSync(join(repoRoot, 'packages', 'co
 export const IMAGE_NAME = 'podlife/podlife-controller';
 export const IMAGE_REF = `${IMAGE_NAME}:${controllerVersion}`;
 const ARCH = 'amd64';
-
-function sh(cmd, args, opts = {}) {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...opts });
-  if (r.error) throw new Error(`${cmd}: ${r.error.message}`);
-  if (r.status !== 0) {
-    throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.status}): ${(r.stderr || r.stdout || '').trim().split('\n').slice(-15).join('\n')}`);
-  }
-  return r.stdout;
-}
 
 const sha256 = (data) => createHash('sha256').update(data).digest('hex');
 const sha256File = (path) => sha256(readFileSync(path));

@@ -1,6 +1,6 @@
-// Helpers shared by the scripts that build Go programs into a cache folder (control-plane-assets,
-// go-tools): the Go toolchain's version, a child process as a promise, and the digest stamp a
-// complete cache folder carries.
+// Helpers shared by the scripts that build into a cache folder (control-plane-assets, go-tools,
+// node-assets, controller-image): the Go toolchain's version, a child process as a promise or run
+// to its end, and the digest stamp a complete cache folder carries.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -40,6 +40,16 @@ export function run(cmd, args, opts) {
       else reject(new Error(`${cmd} ${args.slice(0, 1).join(' ')} in ${opts.cwd} failed (${signal ?? `exit ${code}`})`));
     });
   });
+}
+
+/** Runs `cmd args` to its end and returns its stdout; throws with the last lines of its output when it fails. */
+export function sh(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...opts });
+  if (r.error) throw new Error(`${cmd}: ${r.error.message}`);
+  if (r.status !== 0) {
+    throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.status}): ${(r.stderr || r.stdout || '').trim().split('\n').slice(-15).join('\n')}`);
+  }
+  return r.stdout;
 }
 
 /** Milliseconds as seconds with one decimal. */

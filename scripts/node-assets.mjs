@@ -13,12 +13,12 @@
 // - nothing here pulls an image or reaches a registry.
 //
 // Usable as a command (`node scripts/node-assets.mjs [--if-possible]`) or imported (`ensureNodeAssets`).
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cacheRoot, ensureControlPlaneAssets, kubeModuleDir, selectedKubernetesVersion } from './control-plane-assets.mjs';
+import { sh } from './go-build.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const imagesModule = join(repoRoot, 'test', 'node', 'images');
@@ -43,15 +43,6 @@ export const IMAGES = {
 
 function missingPackages() {
   return HOST_PACKAGES.filter((p) => (p.any ? !p.files.some(existsSync) : !p.files.every(existsSync)));
-}
-
-function sh(cmd, args, opts = {}) {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...opts });
-  if (r.error) throw new Error(`${cmd}: ${r.error.message}`);
-  if (r.status !== 0) {
-    throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.status}): ${(r.stderr || r.stdout || '').trim().split('\n').slice(-15).join('\n')}`);
-  }
-  return r.stdout;
 }
 
 /** Installs the Debian packages the node needs, when missing (root only). */
