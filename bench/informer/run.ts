@@ -14,7 +14,7 @@
  * collects garbage and reports its memory. A baseline child syncs an empty list with the same
  * code loaded, so per-pod figures exclude the runtime itself.
  *
- *   tsx bench/informer/run.ts [--pods N] [--quick] [--variants none,stripManagedFields,lifecycleView,optIn] [--heap-mib M] [--sync stream|list]
+ *   tsx bench/informer/run.ts [--pods N] [--quick] [--variants none,stripManagedFields,lifecycleView,optIn] [--heap-mib M] [--limit-mib L] [--sync stream|list]
  */
 import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
@@ -42,7 +42,7 @@ type Sync = 'stream' | 'list';
 
 const isBaseline = (v: Variant): boolean => v === 'baseline' || v === 'baselineController';
 
-function parseArgs(argv: string[]): { pods: number; variants: Variant[]; heapMiB: number | undefined; sync: Sync } {
+function parseArgs(argv: string[]): { pods: number; variants: Variant[]; heapMiB: number | undefined; limitMiB: number | undefined; sync: Sync } {
   let pods = argv.includes('--quick') ? QUICK_PODS : FULL_PODS;
   const i = argv.indexOf('--pods');
   if (i >= 0) {
@@ -68,7 +68,11 @@ function parseArgs(argv: string[]): { pods: number; variants: Variant[]; heapMiB
   const s = argv.indexOf('--sync');
   const sync = s >= 0 ? argv[s + 1] : 'stream';
   if (sync !== 'stream' && sync !== 'list') throw new Error(`--sync wants stream or list, got "${sync ?? ''}"`);
-  return { pods, variants, heapMiB, sync };
+  // The container memory limit the run stands for (deploy/README.md's sizes): judged against peak RSS.
+  const l = argv.indexOf('--limit-mib');
+  const limitMiB = l >= 0 ? Number(argv[l + 1]) : undefined;
+  if (limitMiB !== undefined && !(Number.isInteger(limitMiB) && limitMiB >= 64)) throw new Error(`--limit-mib wants a whole number of MiB >= 64, got "${argv[l + 1] ?? ''}"`);
+  return { pods, variants, heapMiB, limitMiB, sync };
 }
 
 // --dist: the children load the built packages (run `tsc -b` first) rather than the sources
@@ -104,7 +108,7 @@ function table(rows: string[][]): string {
 }
 
 async function main(): Promise<void> {
-  const { pods, variants, heapMiB, sync } = parseArgs(process.argv.slice(2));
+  const { pods, variants, heapMiB, limitMiB, sync } = parseArgs(process.argv.slice(2));
   // `list`: the API refuses the streaming list as a server with WatchList off does, so the
   // informer takes its production fallback rather than being told to page.
   const api = await startFakePodApi({ pods, streaming: sync === 'stream' });
@@ -186,6 +190,19 @@ async function main(): Promise<void> {
     ].join('\n'),
   );
 
+  if (limitMiB !== undefined) {
+    // DESIGN 10: the shipped Deployment's memory limit holds the cluster size the docs state.
+    for (const variant of variants.filter((name) => !isBaseline(name))) {
+      const m = results.find((r) => r.transform === variant);
+      judge({
+        target: `${variant}, ${fmt(pods)} pods${heapMiB ? `, heap capped at ${heapMiB} MiB` : ''}: peak RSS under the memory limit of ${limitMiB} MiB`,
+        figure: m ? `peak ${mib(m.maxRss)} MiB, steady ${mib(m.rss)} MiB` : `not measured: ${failures.get(variant) ?? '?'}`,
+        floor: `limit ${limitMiB} MiB`,
+        ratio: m ? `${fmt((m.maxRss / (limitMiB * MiB)) * 100, 0)}% of it` : undefined,
+        pass: m !== undefined && m.maxRss < limitMiB * MiB,
+      });
+    }
+  }
   if (pods !== FULL_PODS) {
     // Fixed costs (V8's young generation, allocator slack) dominate small runs, so RSS per pod
     // there overstates the full run several times over: no verdict from a projection.
