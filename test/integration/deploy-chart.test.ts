@@ -171,6 +171,16 @@ describe('Helm chart deploy/helm/podlife (real helm, real API server)', function
     assert.deepEqual(chart.filter((m) => ['PriorityClass', 'PodDisruptionBudget', 'NetworkPolicy'].includes(m.kind)), []);
   });
 
+  it('runs the image by digest and adds environment variables when given, refusing a malformed digest or name', () => {
+    const digest = `sha256:${'0123456789abcdef'.repeat(4)}`;
+    const chart = template([`image.digest=${digest}`, 'extraEnv[0].name=HTTPS_PROXY', 'extraEnv[0].value=http://proxy:3128', 'extraEnv[1].name=KUBERNETES_SERVICE_PORT', 'extraEnv[1].value=6443']);
+    const container = pick<{ spec: { template: { spec: { containers: { image: string; env: { name: string; value?: string }[] }[] } } } }>(chart, 'Deployment').spec.template.spec.containers[0]!;
+    assert.equal(container.image, `podlife/podlife-controller@${digest}`);
+    assert.deepEqual(container.env.slice(-2), [{ name: 'HTTPS_PROXY', value: 'http://proxy:3128' }, { name: 'KUBERNETES_SERVICE_PORT', value: '6443' }]);
+    assert.match(templateError(['image.digest=latest']), /digest/);
+    assert.match(templateError(['extraEnv[0].name=A B', 'extraEnv[0].value=x']), /name/);
+  });
+
   it('renders the ServiceMonitor, the alerting rules and the dashboard when asked, with extra labels', () => {
     const chart = template(['serviceMonitor.enabled=true', 'serviceMonitor.labels.release=prom', 'prometheusRule.enabled=true', 'grafanaDashboard.enabled=true']);
     const sm = withoutHelmLabels(pick<Manifest>(chart, 'ServiceMonitor'));

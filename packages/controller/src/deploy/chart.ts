@@ -154,7 +154,9 @@ function deploymentTemplate(): string {
   put(deployment, ['spec', 'replicas'], expr('{{ .Values.replicas }}'));
   put(deployment, [...pod, 'priorityClassName'], expr('{{ .Values.priorityClass.name }}'));
   put(deployment, [...pod, 'tolerations'], block('.Values.tolerations'));
-  put(deployment, [...container, 'image'], expr('{{ printf "%s:%s" .Values.image.repository (toString .Values.image.tag) | quote }}'));
+  put(deployment, [...container, 'image'], expr(
+    '{{ if .Values.image.digest }}{{ printf "%s@%s" .Values.image.repository .Values.image.digest | quote }}{{ else }}{{ printf "%s:%s" .Values.image.repository (toString .Values.image.tag) | quote }}{{ end }}',
+  ));
   const args = at(deployment, [...container, 'args']) as TemplateNode[];
   const [controllersArg, ...rest] = args;
   if (typeof controllersArg !== 'string' || !controllersArg.startsWith('--controllers=') || rest.some((a) => typeof a === 'string' && (a.startsWith('--namespace=') || a === '--managed-pods-only'))) {
@@ -169,6 +171,7 @@ function deploymentTemplate(): string {
   const env = at(deployment, [...container, 'env']) as Tree[];
   const nodeOptions = env.findIndex((e) => e.name === 'NODE_OPTIONS');
   put(deployment, [...container, 'env', nodeOptions, 'value'], expr('--max-old-space-size={{ .Values.heapMiB | default $size.heapMiB }}'));
+  put(deployment, [...container, 'env'], [...env, each('.Values.extraEnv', '$e', { name: expr('{{ $e.name | quote }}'), value: expr('{{ $e.value | toString | quote }}') })]);
   put(deployment, [...container, 'resources'], block('(.Values.resources | default $size.resources)'));
   const sizeCheck = [
     '{{- $size := index (include "podlife.sizes" . | fromJson) .Values.size }}',
@@ -310,13 +313,14 @@ function valuesYaml(): string {
   const section = (comment: string, value: Record<string, unknown>) => `${comment.split('\n').map((l) => `# ${l}`.trimEnd()).join('\n')}\n${stringify(value, { lineWidth: 0 })}`;
   return [
     '# Values of the podlife chart. The defaults render the objects of deploy/ (see deploy/README.md for\n# what each does); values.schema.json says what each may be.\n',
-    section('The controller image.', { image: imageParts(o.image) }),
+    section('The controller image; a digest (sha256:…), when given, is used instead of the tag.', { image: { ...imageParts(o.image), digest: '' } }),
     section(`Controllers to run (RBAC is granted for these only): ${controllerNames.join(', ')}.`, { controllers: [...o.controllers] }),
     section('Namespaces the controller acts in; empty: every namespace. When set, pod permissions are\nRoles in these namespaces only, and the webhook sees only them (docs/adr/0061).', { namespaces: [...o.namespaces] }),
     section('Replicas: one leader acts, every replica serves the webhook.', { replicas: o.replicas }),
     section(`Memory by cluster size (deploy/README.md): ${Object.keys(CONTROLLER_SIZES).join(', ')}.\nA size refuses controllers it was not measured with.`, { size: o.size }),
     section("Replace the size's requests and limits (empty: the size's).", { resources: {} }),
     section("Replace the size's V8 heap cap in MiB (0: the size's); keep it under the memory limit.", { heapMiB: 0 }),
+    section('More environment variables for the controller container (name and value), e.g. a proxy\nsetting or KUBERNETES_SERVICE_HOST where the API server is not reached through its Service.', { extraEnv: [] }),
     section('The controller configuration file: named exec commands, ephemeral-container image, keystone\nlimit, default strategy. Only the cluster admin chooses these; pods can only name them.', { config: exampleConfig }),
     section('Every NoSchedule taint is tolerated: the controller removes readiness.k8s.io/* taints, so it must\nrun on nodes that still carry them. Add NoExecute readiness taints your rules use (docs/adr/0094).', { tolerations: deployment.spec.template.spec.tolerations }),
     section('create: false uses an existing class by name (e.g. system-cluster-critical).', { priorityClass: { create: true, name: pc.metadata.name, value: pc.value } }),
@@ -341,13 +345,22 @@ function valuesSchema(): string {
     type: 'object',
     additionalProperties: false,
     properties: {
-      image: { type: 'object', additionalProperties: false, required: ['repository', 'tag'], properties: { repository: { type: 'string', minLength: 1 }, tag: { type: ['string', 'number'] } } },
+      image: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['repository', 'tag'],
+        properties: { repository: { type: 'string', minLength: 1 }, tag: { type: ['string', 'number'] }, digest: { type: 'string', pattern: '^(sha256:[0-9a-f]{64})?$' } },
+      },
       controllers: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: [...controllerNames] } },
       namespaces: { type: 'array', uniqueItems: true, items: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 } },
       replicas: { type: 'integer', minimum: 1 },
       size: { enum: Object.keys(CONTROLLER_SIZES) },
       resources: { type: 'object' },
       heapMiB: { type: 'integer', minimum: 0 },
+      extraEnv: {
+        type: 'array',
+        items: { type: 'object', additionalProperties: false, required: ['name', 'value'], properties: { name: { type: 'string', pattern: '^[-._a-zA-Z][-._a-zA-Z0-9]*$' }, value: { type: ['string', 'number', 'boolean'] } } },
+      },
       config: { type: 'string' },
       tolerations: { type: 'array', items: { type: 'object' } },
       priorityClass: { type: 'object', additionalProperties: false, properties: { create: { type: 'boolean' }, name: { type: 'string', minLength: 1 }, value: { type: 'integer', maximum: 1_000_000_000 } } },
