@@ -34,7 +34,7 @@ import { findCondition, timeMs, type InvalidAnnotationError } from '@podlife/cor
 import { readLifecycle, type ContainerLifecycle, type LifecycleOptions, type PodLifecycle, type StopSpec } from './annotations.js';
 import { NO_HANDLER_EXIT, ephemeralName } from './stop-containers.js';
 import { RESTART_ALL_CONTAINERS_FEATURE } from './node-features.js';
-import { ALL_CONTAINERS_RESTARTING, RESTART_ALL_CONTAINERS, kubeletHonoursRestartAll, matchingRule } from './restart-in-place.js';
+import { ALL_CONTAINERS_RESTARTING, RESTART_ALL_CONTAINERS, kubeletHonoursRestartAll, matchingRule, restartedInPlace } from './restart-in-place.js';
 import {
   ConditionType,
   NO_UPDATES,
@@ -366,6 +366,8 @@ function ruleK(pod: V1Pod, lifecycle: PodLifecycle, options: EvaluateOptions): D
   if (keystone === undefined) return NONE.waiting;
 
   if (lifecycle.onKeystoneExit === 'RestartPod') {
+    // Already restarted in place by the kubelet (its own 137 record, not a keystone exit).
+    if (restartedInPlace(statusOf(pod, keystone.name)) && kubeletHonoursRestartAll(pod)) return NONE['restart-in-place'];
     const rule = matchingRule(pod.spec?.containers?.[keystone.index], exit.exitCode ?? -1);
     // The kubelet restarts the pod in place on this exit: nothing of ours to do.
     if (rule?.action === RESTART_ALL_CONTAINERS && kubeletHonoursRestartAll(pod)) return NONE['restart-in-place'];

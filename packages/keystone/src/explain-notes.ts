@@ -10,7 +10,7 @@
 import type { V1Container, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { LifecycleOptions } from './annotations.js';
 import { nativeFindings } from './native-findings.js';
-import { describeRule, matchingRule } from './restart-in-place.js';
+import { describeRule, matchingRule, restartedInPlace } from './restart-in-place.js';
 
 function statusesByName(pod: V1Pod): Map<string, V1ContainerStatus> {
   const out = new Map<string, V1ContainerStatus>();
@@ -30,7 +30,9 @@ function restartRuleNote(c: V1Container, s: V1ContainerStatus | undefined): stri
   if (!Array.isArray(rules) || rules.length === 0) return undefined;
   const last = s?.state?.terminated ?? s?.lastState?.terminated;
   let match = '';
-  if (last) {
+  if (restartedInPlace(s)) {
+    match = '; the kubelet last restarted it in place with the whole pod (RestartAllContainers)';
+  } else if (last) {
     const rule = matchingRule(c, last.exitCode);
     match = rule ? `; its last exit (${last.exitCode}) matched ${describeRule(rule)}` : `; its last exit (${last.exitCode}) matched no rule (restartPolicy ${c.restartPolicy ?? 'of the pod'} applies)`;
   }

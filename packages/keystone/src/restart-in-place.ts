@@ -12,7 +12,7 @@
  *   `AllContainersRestarting` condition on every pod that has one (v1.37 `generatePodStatus`), so
  *   a pod without it is on a node that ignores the rule.
  */
-import type { V1Container, V1ContainerRestartRule, V1Pod } from '@kubernetes/client-node';
+import type { V1Container, V1ContainerRestartRule, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 
 /** The restart rule action of KEP-5532. */
 export const RESTART_ALL_CONTAINERS = 'RestartAllContainers';
@@ -47,6 +47,19 @@ export const ALL_CONTAINERS_RESTARTING = 'AllContainersRestarting';
 export function kubeletHonoursRestartAll(pod: V1Pod): boolean {
   const conditions: unknown = pod.status?.conditions;
   return Array.isArray(conditions) && conditions.some((c: { type?: unknown } | null) => c?.type === ALL_CONTAINERS_RESTARTING);
+}
+
+/** The reason the kubelet gives the termination it records for every container it restarts in place. */
+export const RESTARTING_ALL_CONTAINERS = 'RestartingAllContainers';
+
+/**
+ * True when the container's last termination is the kubelet's in-place restart (exit 137, reason
+ * RestartingAllContainers) and it is not terminated now: the exit that triggered it may never have
+ * reached the API server.
+ */
+export function restartedInPlace(status: V1ContainerStatus | undefined): boolean {
+  if (!status || status.state?.terminated) return false;
+  return status.lastState?.terminated?.reason === RESTARTING_ALL_CONTAINERS || status.state?.waiting?.reason === RESTARTING_ALL_CONTAINERS;
 }
 
 /** True when the rule matches `exitCode` (KEP-5307: `In` the values, or `NotIn` them). */

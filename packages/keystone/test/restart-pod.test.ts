@@ -102,6 +102,16 @@ describe('on-keystone-exit: RestartPod when the keystone exits', () => {
     assert.equal(evaluatePod(p, opts).action, 'none');
   });
 
+  it('a keystone the kubelet restarted in place (its 137 RestartingAllContainers record, the exit itself never reported) is left alone, whatever the rule matches', () => {
+    const only3 = { action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [3] } };
+    const p = kubeletCondition(withRule(restartPod().restartPolicy('Always').restarted('app', 137).build(), [only3], 'Always'));
+    p.status!.containerStatuses![0]!.lastState!.terminated!.reason = 'RestartingAllContainers';
+    assert.equal(evaluatePod(p, opts).action, 'none');
+    const never = kubeletCondition(withRule(restartPod().build()));
+    never.status!.containerStatuses![0]!.lastState = { terminated: { exitCode: 137, reason: 'RestartingAllContainers' } };
+    assert.equal(evaluatePod(never, opts).action, 'none', 'running again under restartPolicy Never: nothing ended');
+  });
+
   it('falls back to TerminatePod when the keystone has no rule (the webhook did not add it)', () => {
     const d = evaluatePod(restartPod().finished('app', 0).build(), opts);
     assert.equal(d.action, 'delete');

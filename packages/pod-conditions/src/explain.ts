@@ -180,7 +180,7 @@ function sandbox(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis | undefi
   // Without the condition an Unknown sandbox is normal while images pull: let later stages speak unless an event says otherwise.
   const node = pod.spec?.nodeName ?? '';
   const mount = latestEvent(evs, ['FailedMount', 'FailedAttachVolume']);
-  // From 1.37 a False condition carries no reason: the cause is in these Events.
+  // A False condition never says why the sandbox fails (1.37 says only why one is needed): these Events do.
   const sb = latestEvent(evs, ['FailedCreatePodSandBox', 'NetworkNotReady']);
   const latest = mount && sb ? (eventTimeMs(mount) >= eventTimeMs(sb) ? mount : sb) : (mount ?? sb);
   const since = s.sinceMs ?? timeMs(podCondition(pod, 'PodScheduled')?.lastTransitionTime);

@@ -57,7 +57,7 @@ export const podConditions: readonly PodConditionInfo[] = [
     writtenBy: 'kubelet',
     since: '1.28',
     stable: '1.37',
-    featureGate: 'PodReadyToStartContainersCondition (alpha 1.28, beta and on 1.29, GA 1.37); when False it carries no reason, so the cause comes from Events',
+    featureGate: 'PodReadyToStartContainersCondition (alpha 1.28, beta and on 1.29, GA 1.37); False never says why the sandbox fails (no reason before 1.37; from 1.37 PodSandboxNotReady with why one is needed), so the cause comes from Events',
     aliasOf: 'PodHasNetwork',
   },
   {

@@ -24,8 +24,8 @@ describe('conditions of 1.35 to 1.37 (issue 13)', () => {
     assert.notEqual(explainPod(p, [], ms(10)).cause, 'RestartingInPlace');
   });
 
-  it('a stable PodReadyToStartContainers False has no reason (1.37): the cause comes from the Events', () => {
-    const p = pod().container('app').scheduled(1).condition('PodReadyToStartContainers', 'False', 2).build();
+  it('PodReadyToStartContainers False says no cause (1.37: PodSandboxNotReady, no pod sandbox exists): the cause comes from the Events', () => {
+    const p = pod().container('app').scheduled(1).condition('PodReadyToStartContainers', 'False', 2, 'PodSandboxNotReady', 'no pod sandbox exists').build();
     const plain = explainPod(p, [], ms(60));
     assert.equal(plain.cause, 'SandboxPending');
     const fromEvent = explainPod(p, [event('NetworkNotReady', 'network is not ready: container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady', 50)], ms(60));
