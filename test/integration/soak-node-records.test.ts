@@ -145,7 +145,7 @@ describe('real-node soak observations (test/soak/busybox.ts, node-records.ts)', 
     assert.equal(t.rows.find((r) => r.label.startsWith('pods stuck'))?.value, '1');
   });
 
-  it('takes --real-node with --quick, --seed and --rate', () => {
+  it('takes --real-node with --quick, --seed, --rate and --strategy', () => {
     const parsed = parseSoakArgs(['--', '--real-node', '--quick', '--seed', '4']);
     assert.ok(parsed.ok);
     assert.deepEqual([parsed.options.realNode, parsed.options.minutes, parsed.options.seed], [true, 3, 4]);
@@ -153,6 +153,10 @@ describe('real-node soak observations (test/soak/busybox.ts, node-records.ts)', 
     assert.ok(plain.ok && !plain.options.realNode && plain.options.jobsPerMinute === undefined);
     const rate = parseSoakArgs(['--real-node', '--rate', '24']);
     assert.ok(rate.ok && rate.options.jobsPerMinute === 24);
+    const eph = parseSoakArgs(['--real-node', '--strategy', 'ephemeral']);
+    assert.ok(eph.ok && eph.options.strategy === 'ephemeral');
+    assert.deepEqual(parseSoakArgs(['--strategy', 'ephemeral']), { ok: false, problems: ['--strategy: only with --real-node (the simulated kubelet runs no exec; it uses ephemeral stop containers)'] });
+    assert.deepEqual(parseSoakArgs(['--real-node', '--strategy', 'delete']), { ok: false, problems: ['--strategy: "delete" is not exec or ephemeral'] });
     assert.deepEqual(parseSoakArgs(['--rate', '2.5']), { ok: false, problems: ['--rate: "2.5" is not a whole number of Jobs a minute between 1 and 600'] });
   });
 

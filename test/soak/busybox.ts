@@ -4,8 +4,9 @@
  * container traps TERM, waits `signalExitDelayMs` and exits with its `exitOnSignal.TERM` (143 when
  * the script names none, as a simulated one does).
  *
- * Guarantees: pure; PID 1 is the shell and catches TERM (so a stop sent from inside the PID
- * namespace reaches it, and its `SigCgt` says so); each container appends what happened to it,
+ * Guarantees: pure; every container runs as CONTAINER_UID (not root); PID 1 is the shell and
+ * catches TERM (so a stop sent from inside the PID namespace reaches it, and its `SigCgt` says
+ * so); each container appends what happened to it,
  * on the host's `/proc/uptime` clock (10 ms), to its own file under the soak's record folder,
  * one line each: `<uptime> TERM` for each TERM received (a second TERM during the delay is
  * recorded too), `<uptime> exit <code>` just before it exits on its own or after a TERM. KILL
@@ -18,6 +19,11 @@ import type { ContainerScript } from '../support/kubelet-script.js';
 export const RECORD_MOUNT = '/soak-record';
 const RECORD_VOLUME = 'soak-record';
 const UID_ENV = 'POD_UID';
+/**
+ * The user every container runs as: not root, as restricted pods run, and declared, so that an
+ * ephemeral stop container (non-root, no capabilities) can match it and signal its PID 1.
+ */
+export const CONTAINER_UID = 1000;
 /** Longer than any soak: a container without `runMs` runs until a signal ends it. */
 const FOREVER_S = 86_400;
 
@@ -56,10 +62,11 @@ export function busyboxContainer(name: string, script: ContainerScript, image: s
     command: ['sh', '-c', busyboxScript(name, script)],
     env: [{ name: UID_ENV, valueFrom: { fieldRef: { fieldPath: 'metadata.uid' } } }],
     volumeMounts: [{ name: RECORD_VOLUME, mountPath: RECORD_MOUNT }],
+    securityContext: { runAsUser: CONTAINER_UID, runAsGroup: CONTAINER_UID, runAsNonRoot: true, allowPrivilegeEscalation: false },
   };
 }
 
-/** The host folder the containers record into (the node runs on this host). */
+/** The host folder the containers record into (the node runs on this host); it must be writable by CONTAINER_UID. */
 export function recordVolume(hostDir: string): V1Volume {
   return { name: RECORD_VOLUME, hostPath: { path: hostDir, type: 'Directory' } };
 }

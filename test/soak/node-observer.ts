@@ -110,7 +110,7 @@ export class NodeObserver {
         if (id && !pod.removed.has(name)) {
           const times = this.node.containerTimes(id);
           if (times && times.finishedAtMs > 0) {
-            pod.containerdExit.set(name, { exitCode: times.exitCode, atMs: times.finishedAtMs });
+            pod.containerdExit.set(name, { exitCode: times.exitCode, atMs: Math.round(times.finishedAtMs) });
             continue;
           }
           // Removed by the kubelet: the API's status (1 s) is all there will be.

@@ -25,6 +25,8 @@ export interface SoakOptions {
   logsDir?: string;
   /** Run on a real node (kubelet, containerd, runc, busybox containers) instead of the simulated kubelet. */
   realNode: boolean;
+  /** The controllers' stop strategy on the real node (the simulated kubelet has no exec: ephemeral there). */
+  strategy: 'exec' | 'ephemeral';
   help: boolean;
 }
 
@@ -38,6 +40,8 @@ export const usage = `Usage: pnpm soak [-- options]
   --real-node       run on a real node (kubelet, containerd, runc; busybox containers, the exec
                     stop strategy) instead of the simulated kubelet (ephemeral strategy); fewer
                     Jobs a minute (what one node on 2 shared cores sustains). Needs root.
+  --strategy S      with --real-node: the controllers' stop strategy, exec (the default) or
+                    ephemeral (busybox stop containers)
   --logs DIR        keep the controllers' and the kubelet's logs in DIR
   -h, --help        this text
 
@@ -46,7 +50,8 @@ Exit code 0 when no pod is stuck, no stop is repeated and no Job fails unexpecte
 
 export function parseSoakArgs(argv: readonly string[]): { ok: true; options: SoakOptions } | { ok: false; problems: string[] } {
   const problems: string[] = [];
-  const options: SoakOptions = { minutes: 10, seed: 1, help: false, realNode: false };
+  const options: SoakOptions = { minutes: 10, seed: 1, help: false, realNode: false, strategy: 'exec' };
+  let strategyGiven = false;
   let quick = false;
   let minutesGiven = false;
   const args = argv.filter((a) => a !== '--');
@@ -94,6 +99,14 @@ export function parseSoakArgs(argv: readonly string[]): { ok: true; options: Soa
         else options.jobsPerMinute = n;
         break;
       }
+      case '--strategy': {
+        const v = value();
+        if (v === undefined) break;
+        if (v !== 'exec' && v !== 'ephemeral') problems.push(`--strategy: "${v}" is not exec or ephemeral`);
+        else options.strategy = v;
+        strategyGiven = true;
+        break;
+      }
       case '--logs': {
         const v = value();
         if (v !== undefined) options.logsDir = v;
@@ -109,6 +122,7 @@ export function parseSoakArgs(argv: readonly string[]): { ok: true; options: Soa
   }
   if (quick && minutesGiven) problems.push('--quick and --minutes: give one of them (--quick is --minutes 3)');
   if (quick) options.minutes = 3;
+  if (strategyGiven && !options.realNode) problems.push('--strategy: only with --real-node (the simulated kubelet runs no exec; it uses ephemeral stop containers)');
   return problems.length > 0 ? { ok: false, problems } : { ok: true, options };
 }
 

@@ -260,7 +260,7 @@ async function soak(options: SoakOptions, workDir: string): Promise<number> {
     note(`starting etcd, kube-apiserver (watch cache off, so compactions reach the watches) and the Job controller${options.realNode ? ', kube-scheduler and a real node' : ''}; load average ${load()}`);
     cp = await startControlPlane({ controllerManager: true, watchCache: false, scheduler: options.realNode });
     await cp.client.create('/api/v1/namespaces', { metadata: { name: NAMESPACE } });
-    target = options.realNode ? await realNodeTarget(cp, NAMESPACE, workDir, options.logsDir !== undefined, note) : await simulatedTarget(cp, workDir);
+    target = options.realNode ? await realNodeTarget(cp, { namespace: NAMESPACE, workDir, keepLogs: options.logsDir !== undefined, strategy: options.strategy }, note) : await simulatedTarget(cp, workDir);
     const records = target.records;
 
     const flags = [

@@ -6,11 +6,12 @@
  * Guarantees: a target is ready when returned (the node Ready, the observer synced) and `stop()`
  * leaves nothing of it behind; a target that fails to start stops what it started.
  */
-import { copyFileSync, createWriteStream, mkdirSync } from 'node:fs';
+import { chownSync, copyFileSync, createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ControlPlane } from '../support/control-plane.js';
 import { SCRIPT_ANNOTATION, SimulatedKubelet, type KubeletRecord } from '../support/kubelet.js';
 import { startNode } from '../support/node.js';
+import { CONTAINER_UID } from './busybox.js';
 import type { PodFlavour } from './jobs.js';
 import { NodeObserver } from './node-observer.js';
 import { JOBS_PER_MINUTE, REAL_NODE_JOBS_PER_MINUTE } from './plan.js';
@@ -58,16 +59,24 @@ export async function simulatedTarget(cp: ControlPlane, workDir: string): Promis
   };
 }
 
-export async function realNodeTarget(cp: ControlPlane, namespace: string, workDir: string, keepLogs: boolean, note: (line: string) => void): Promise<Target> {
+export async function realNodeTarget(
+  cp: ControlPlane,
+  opts: { namespace: string; workDir: string; keepLogs: boolean; strategy: 'exec' | 'ephemeral' },
+  note: (line: string) => void,
+): Promise<Target> {
+  const { namespace, workDir, keepLogs, strategy } = opts;
   const node = await startNode(cp, { name: 'soak-node' });
   try {
     const recordDir = join(workDir, 'container-records');
     mkdirSync(recordDir, { recursive: true });
+    chownSync(recordDir, CONTAINER_UID, CONTAINER_UID);
     const observer = new NodeObserver(cp.client, namespace, node, recordDir);
     await observer.start();
     note(`node ${node.name} Ready (kubelet ${node.kubeletVersion}, containerd, runc)`);
     return {
-      describe: `real node (kubelet ${node.kubeletVersion}, containerd, runc, busybox containers), exec stop strategy`,
+      describe: `real node (kubelet ${node.kubeletVersion}, containerd, runc, busybox containers), ${strategy} stop strategy`,
+      // exec: no config file, the defaults (`auto` without an ephemeral image is exec).
+      ...(strategy === 'ephemeral' ? { controllerConfig: `defaultStrategy: ephemeral\nephemeralContainer:\n  image: ${node.images.busybox}\n` } : {}),
       flavour: { image: node.images.busybox, recordDir },
       jobsPerMinute: REAL_NODE_JOBS_PER_MINUTE,
       stopsSeenAs: 'TERMs the containers recorded, not sent by the kubelet',
