@@ -97,8 +97,11 @@ export interface StopStep {
   readonly escalate: boolean;
 }
 
-/** Why an escalation is due: the stage's share ran out, PID 1 cannot get the signal, or an earlier escalation did not take. */
-export type EscalationWhy = 'share' | 'no-handler' | 'not-ended';
+/**
+ * Why an escalation is due: the stage's share ran out, PID 1 cannot get the signal, a stop
+ * container failed without delivering its stop, or an earlier escalation did not take.
+ */
+export type EscalationWhy = 'share' | 'no-handler' | 'not-delivered' | 'not-ended';
 
 /** Nothing to do now, and why; maybe a record to close or a time to look again. */
 export interface NoneDecision {
@@ -551,8 +554,12 @@ function planStop(
       escalation = { why: 'not-ended', containers: running.map((c) => c.name) };
       if (nowMs >= escalatedAt + minStage) failed = escalation.containers;
       else nextEvaluationAtMs = escalatedAt + minStage;
-    } else if (running.some((c) => stopNotReceivable(pod, c.name))) {
+    } else if (running.some((c) => stopContainerExit(pod, c.name) === NO_HANDLER_EXIT)) {
       escalation = { why: 'no-handler', containers: running.map((c) => c.name) };
+    } else if (running.some((c) => stopNotDelivered(stopContainerExit(pod, c.name)))) {
+      // Its stop container failed without delivering the stop (kill refused, endpoint down): the
+      // share would be waited out for nothing.
+      escalation = { why: 'not-delivered', containers: running.map((c) => c.name) };
     } else if (nowMs >= stageDeadlineMs) {
       escalation = { why: 'share', containers: running.map((c) => c.name) };
     } else {
@@ -660,13 +667,23 @@ function escalationTime(issued: readonly IssuedStop[], running: readonly Contain
   return at;
 }
 
-/** The container's stop container exited saying its PID 1 has no handler for the signal. */
-function stopNotReceivable(pod: V1Pod, container: string): boolean {
+/**
+ * A stop container's own failure: exit 1-127 (a refused kill, an endpoint that did not answer).
+ * 0 is a delivered stop; 128 and above is the stop container ended by a signal, as a lingering
+ * one is when its target's PID namespace ends.
+ */
+const stopNotDelivered = (exit: number | undefined): boolean => exit !== undefined && exit > 0 && exit < 128 && exit !== NO_HANDLER_EXIT;
+
+/** The exit code of the container's ephemeral stop container, once it has ended. */
+export function stopContainerExit(pod: V1Pod, container: string): number | undefined {
   const statuses = pod.status?.ephemeralContainerStatuses;
-  if (!Array.isArray(statuses)) return false;
+  if (!Array.isArray(statuses)) return undefined;
   const name = ephemeralName(container, false);
-  for (const s of statuses) if (s?.name === name) return s.state?.terminated?.exitCode === NO_HANDLER_EXIT;
-  return false;
+  for (const s of statuses) {
+    const code = s?.name === name ? s.state?.terminated?.exitCode : undefined;
+    if (typeof code === 'number') return code;
+  }
+  return undefined;
 }
 
 /**

@@ -292,6 +292,26 @@ describe('actOn: one pass of what a stop decision says is due', () => {
     assert.equal(t.pods.deletePod.callCount, 1);
   });
 
+  it('escalates at once, with a Warning naming the exit code, when the stop container failed without delivering its stop', async () => {
+    const withStopExit = (exitCode: number) => {
+      const p = pod().container('app').sidecar('proxy').finished('app', 0, T0).ephemeral('podlife-stop-proxy', 'proxy').build();
+      p.status!.ephemeralContainerStatuses = [{ name: 'podlife-stop-proxy', image: '', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode } } }];
+      return p;
+    };
+    // kill refused (EPERM: the stop container's user may not signal the target's): exit 1.
+    const p = withStopExit(1);
+    const d = evaluatePod(p, { nowMs: T0 + 1000 }) as StopDecision;
+    assert.equal(d.escalation?.why, 'not-delivered', 'not after the share: nothing is on its way');
+    const t = context();
+    await actOn(p, d, t.ctx);
+    assert.equal(t.pods.deletePod.callCount, 1);
+    const event = reportEvent(t.reports.find((r) => r.kind === 'escalated')!);
+    assert.equal(event?.type, 'Warning');
+    assert.match(event?.note ?? '', /^the stop container of proxy exited 1 without delivering signal:TERM .*ending it through the kubelet instead/);
+    // 0 delivered; 137 is a lingering stop container ended with its target's PID namespace.
+    for (const code of [0, 137]) assert.equal((evaluatePod(withStopExit(code), { nowMs: T0 + 1000 }) as StopDecision).escalation, undefined, `exit ${code}`);
+  });
+
   it('does not delete the pod when its result cannot be recorded, and says so', async () => {
     const { p, d } = decide(pod().container('app').sidecar('proxy').finished('app', 0, T0).condition('podlife.dev/SidecarsStopped', 'False', `stopping proxy; issued: proxy@${T0}`), T0 + 31_000);
     const t = context({}, T0 + 31_000);

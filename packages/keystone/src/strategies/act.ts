@@ -23,7 +23,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { formatStopSpec, type StopSpec } from '../annotations.js';
 import type { KeystoneConfig } from '../config.js';
-import { DEFAULT_MIN_STAGE_MS, STILL_RUNNING, awaitsJobCount, type Decision, type EscalationWhy, type StopDecision, type StopMethod } from '../evaluate.js';
+import { DEFAULT_MIN_STAGE_MS, STILL_RUNNING, awaitsJobCount, stopContainerExit, type Decision, type EscalationWhy, type StopDecision, type StopMethod } from '../evaluate.js';
 import { ConditionType, EventReason, stopFailedUpdate, stoppingUpdate, type IssuedStop, type LifecycleEvent, type StatusUpdate } from '../records.js';
 import { podRef, type PodApi, type PodExecApi } from './api.js';
 import { deletePod, type ActionOutcome } from './delete.js';
@@ -52,6 +52,8 @@ export type ActionReport =
       readonly outcome: 'done' | 'already' | 'failed';
       readonly detail: string;
       readonly error?: string;
+      /** For `not-delivered`: the exit code of the container's stop container. */
+      readonly stopExit?: number;
     }
   | { readonly kind: 'deleted' | 'phase'; readonly outcome: 'done' | 'already' | 'failed'; readonly detail: string; readonly error?: string };
 
@@ -125,6 +127,15 @@ function escalationEvent(report: ActionReport & { kind: 'escalated' }): Lifecycl
         type: 'Normal',
         reason: EventReason.StoppingContainer,
         note: `container ${report.container} outlived its share of the grace period after ${report.stop}; ending it through the kubelet (${report.detail})`,
+        action: 'Stop',
+      };
+    case 'not-delivered':
+      return {
+        type: 'Warning',
+        reason: EventReason.StopFailed,
+        note:
+          `the stop container of ${report.container} exited ${report.stopExit ?? 'non-zero'} without delivering ${report.stop} ` +
+          `(its log says why: a kill refused by the container's user, an endpoint that did not answer); ending it through the kubelet instead (${report.detail})`,
         action: 'Stop',
       };
     case 'not-ended':
@@ -215,7 +226,17 @@ async function actOnStop(pod: V1Pod, decision: StopDecision, ctx: ActContext): P
   const stops = new Map(decision.steps.map((s) => [s.container, formatStopSpec(s.stop)]));
   escalation.containers.forEach((container, i) => {
     const outcome = i === 0 || outcome0 === 'failed' ? outcome0 : 'already';
-    ctx.report?.({ kind: 'escalated', container, why: escalation.why, stop: stops.get(container) ?? '', outcome, detail: r.detail, ...(r.error !== undefined ? { error: r.error } : {}) });
+    const stopExit = escalation.why === 'not-delivered' ? stopContainerExit(pod, container) : undefined;
+    ctx.report?.({
+      kind: 'escalated',
+      container,
+      why: escalation.why,
+      stop: stops.get(container) ?? '',
+      outcome,
+      detail: r.detail,
+      ...(r.error !== undefined ? { error: r.error } : {}),
+      ...(stopExit !== undefined ? { stopExit } : {}),
+    });
     // A repeated escalation is not a new entry: the first one dates the failure report.
     if (escalation.why !== 'not-ended') issued.push({ container, escalated: true, atMs: ctx.nowMs });
   });
