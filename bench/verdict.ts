@@ -58,3 +58,18 @@ export const times = (x: number, digits = 2): string => `${x.toFixed(digits)}x`;
 
 /** The p-th percentile of an ascending array (nearest rank, as every benchmark here computes it). */
 export const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+
+/**
+ * Open-loop load: calls `fire(i)` for i in [0, total) at `rate` a second, each at its due time
+ * whatever earlier calls still wait for (a slow answer never slows the sender), then waits for all.
+ */
+export async function openLoop(rate: number, total: number, fire: (i: number) => Promise<unknown>): Promise<void> {
+  const inflight: Promise<unknown>[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < total; i++) {
+    const wait = t0 + (i * 1000) / rate - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(fire(i));
+  }
+  await Promise.all(inflight);
+}

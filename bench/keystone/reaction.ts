@@ -15,7 +15,7 @@ import { ContentType, Informer, Manager, resourcePath, type KubeClient } from '@
 import type { PodApi } from '@podlife/keystone';
 import { keystoneController } from '@podlife/keystone';
 import { startControlPlane } from '../../test/support/control-plane.js';
-import { judge, loadAverage, percentile, times } from '../verdict.js';
+import { judge, loadAverage, openLoop, percentile, times } from '../verdict.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -113,19 +113,14 @@ try {
   // The load: RATE status writes per second; every TRIGGER_EVERY-th finishes a fresh pod's app.
   const total = RATE * SECONDS;
   let fresh = 0;
-  const inflight: Promise<unknown>[] = [];
   const t0 = performance.now();
-  for (let i = 0; i < total; i++) {
-    const due = t0 + (i * 1000) / RATE;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+  await openLoop(RATE, total, (i) => {
     const trigger = i % TRIGGER_EVERY === 0 && fresh < PODS / 2;
     // Unrelated updates go to the upper half of the pods, triggers to the lower half, each once.
     const name = trigger ? `p-${fresh++}` : `p-${PODS / 2 + Math.floor(Math.random() * (PODS / 2))}`;
     if (trigger) sentAt.set(name, performance.now());
-    inflight.push(client.patch(podsPath(name, 'status'), statusOf(trigger, i), ContentType.StrategicMergePatch).catch((err: unknown) => console.error(`write ${name}: ${String(err)}`)));
-  }
-  await Promise.all(inflight);
+    return client.patch(podsPath(name, 'status'), statusOf(trigger, i), ContentType.StrategicMergePatch).catch((err: unknown) => console.error(`write ${name}: ${String(err)}`));
+  });
   const achieved = total / ((performance.now() - t0) / 1000);
   // Let every trigger be delivered and acted on (bounded), so slow ones count instead of vanishing.
   const drainUntil = performance.now() + 60_000;

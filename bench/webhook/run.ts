@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { V1Node } from '@kubernetes/client-node';
 import { WebhookServer, devCertificates, mutatePodsHandler } from '@podlife/controller';
-import { judge, loadAverage, percentile, times } from '../verdict.js';
+import { judge, loadAverage, openLoop, percentile, times } from '../verdict.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -109,16 +109,7 @@ class Route {
 
   /** Open loop at RATE for `seconds` (a slow answer does not slow the sender). */
   async round(seconds: number): Promise<void> {
-    const total = RATE * seconds;
-    const inflight: Promise<void>[] = [];
-    const t0 = performance.now();
-    for (let i = 0; i < total; i++) {
-      const due = t0 + (i * 1000) / RATE;
-      const wait = due - performance.now();
-      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-      inflight.push(this.send(true));
-    }
-    await Promise.all(inflight);
+    await openLoop(RATE, RATE * seconds, () => this.send(true));
   }
 
   result(): { p50: number; p99: number; max: number; errors: number; n: number } {
