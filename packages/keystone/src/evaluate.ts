@@ -343,7 +343,13 @@ function isStopped(status: V1ContainerStatus | undefined): boolean {
   return status.state?.waiting !== undefined && status.lastState?.terminated !== undefined;
 }
 
-function lastExit(status: V1ContainerStatus | undefined): { exitCode: number | undefined; finishedAtMs: number | undefined } {
+interface Exit {
+  readonly exitCode: number | undefined;
+  readonly finishedAtMs: number | undefined;
+}
+const NO_EXIT: Exit = Object.freeze({ exitCode: undefined, finishedAtMs: undefined });
+
+function lastExit(status: V1ContainerStatus | undefined): Exit {
   const t = status?.state?.terminated ?? status?.lastState?.terminated;
   return { exitCode: t?.exitCode, finishedAtMs: timeMs(t?.finishedAt) };
 }
@@ -355,7 +361,7 @@ function ruleK(pod: V1Pod, lifecycle: PodLifecycle, options: EvaluateOptions): D
 
   // The first keystone to end fires the rule (earliest finishedAt; spec order breaks ties).
   let keystone: ContainerLifecycle | undefined;
-  let exit: { exitCode: number | undefined; finishedAtMs: number | undefined } = { exitCode: undefined, finishedAtMs: undefined };
+  let exit: Exit = NO_EXIT;
   for (const k of lifecycle.keystones) {
     const status = statusOf(pod, k.name);
     const ended = restartPolicy === 'Always' ? status?.state?.terminated !== undefined || status?.lastState?.terminated !== undefined : isFinished(status, restartPolicy);
@@ -427,10 +433,11 @@ function ruleK(pod: V1Pod, lifecycle: PodLifecycle, options: EvaluateOptions): D
     if (c.role === 'sidecar') sidecars.push(c);
     else mains.push(c);
   }
-  const firedAtMs =
-    exit.finishedAtMs ?? timeMs(findCondition(conditions, ConditionType.KeystoneFinished)?.lastTransitionTime) ?? options.nowMs;
-  const trigger = keystone;
-  const keystoneUpdate = () => keystoneFinishedUpdate(trigger.name, exit.exitCode, 'stopping the other containers');
+  const finishedRecord = findCondition(conditions, ConditionType.KeystoneFinished);
+  const firedAtMs = exit.finishedAtMs ?? timeMs(finishedRecord?.lastTransitionTime) ?? options.nowMs;
+  // Announced once: the condition says it was.
+  const keystoneUpdate =
+    finishedRecord?.status === 'True' ? undefined : keystoneFinishedUpdate(keystone.name, exit.exitCode, 'stopping the other containers');
   return planStop(pod, lifecycle, 'K', keystone.name, firedAtMs, mains, sidecars, keystoneUpdate, options);
 }
 
@@ -481,7 +488,8 @@ function planStop(
   firedAtMs: number,
   mains: readonly ContainerLifecycle[],
   sidecars: readonly ContainerLifecycle[],
-  keystoneUpdate: (() => StatusUpdate) | undefined,
+  /** The keystone's record, when it is still to be written. */
+  keystoneUpdate: StatusUpdate | undefined,
   options: EvaluateOptions,
 ): Decision {
   const nowMs = options.nowMs;
@@ -499,7 +507,6 @@ function planStop(
   for (const stage of stages) for (const c of stage) targets.push(c.name);
 
   const progress: V1PodCondition | undefined = findCondition(pod.status?.conditions, ConditionType.SidecarsStopped);
-  const keystoneDone = findCondition(pod.status?.conditions, ConditionType.KeystoneFinished)?.status === 'True';
   const recording = progress?.status === 'False';
   // The record read back, and then what only the pod shows (stop containers it does not list).
   const issued = recording ? issuedStops(progress.message) : [];
@@ -573,7 +580,7 @@ function planStop(
   }
 
   const updates: StatusUpdate[] = [];
-  if (keystoneUpdate && !keystoneDone) updates.push(keystoneUpdate());
+  if (keystoneUpdate) updates.push(keystoneUpdate);
 
   // Containers seen stopped after their stop was issued: the record lists them, so that each
   // one's ContainerStopped Event goes out once, with the write that adds it.

@@ -104,8 +104,20 @@ const ISSUED_MARK = 'issued: ';
 const TARGETS_SHOWN = 10;
 
 function describeTargets(targets: readonly string[]): string {
-  if (targets.length <= TARGETS_SHOWN) return targets.join(', ');
-  return `${targets.slice(0, TARGETS_SHOWN).join(', ')} and ${targets.length - TARGETS_SHOWN} more`;
+  if (targets.length <= TARGETS_SHOWN) return listed(targets, targets.length, asIs);
+  return `${listed(targets, TARGETS_SHOWN, asIs)} and ${targets.length - TARGETS_SHOWN} more`;
+}
+
+/**
+ * The first `count` items of `items`, formatted, separated by ', ': `Array.prototype.join` costs
+ * several times more on lists this short, and every stop decision writes one or two of them.
+ */
+const asIs = (name: string): string => name;
+
+function listed<T>(items: readonly T[], count: number, format: (item: T) => string): string {
+  let out = '';
+  for (let i = 0; i < count; i++) out += i === 0 ? format(items[i] as T) : `, ${format(items[i] as T)}`;
+  return out;
 }
 
 /**
@@ -115,9 +127,9 @@ function describeTargets(targets: readonly string[]): string {
  * (two entries per container at most).
  */
 function progressMessage(human: string, issued: readonly IssuedStop[], stopped: readonly string[]): string {
-  const seen = stopped.length > 0 ? `; ${STOPPED_MARK}${stopped.join(', ')}` : '';
+  const seen = stopped.length > 0 ? `; ${STOPPED_MARK}${listed(stopped, stopped.length, asIs)}` : '';
   if (issued.length === 0) return `${clip(human)}${seen}; no stop issued yet`;
-  return `${clip(human)}${seen}; ${ISSUED_MARK}${issued.map(formatIssued).join(', ')}`;
+  return `${clip(human)}${seen}; ${ISSUED_MARK}${listed(issued, issued.length, formatIssued)}`;
 }
 
 const STOPPED_MARK = 'stopped: ';
