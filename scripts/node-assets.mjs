@@ -2,26 +2,35 @@
 // Provides what a real Kubernetes node needs on this host, next to the control-plane binaries:
 // containerd, runc and the CNI plugins (Debian's packages), the kubelet (built with the control
 // plane by control-plane-assets.mjs) and the test images, built locally because there is no registry.
+// A node may run containerd v2 instead of the host's 1.6 (docs/adr/0213): built from the Go module
+// test/node/containerd/ once per version and build flags, into a cache folder, like the kubelet.
 //
 // Guarantees:
 // - the host packages are installed with apt-get when missing and this process is root; otherwise
 //   the error names each missing package and file;
+// - containerd v2 (containerd, its runc shim, ctr) is built only when asked for, lands in a
+//   temporary folder renamed into place when complete, and is reused while its stamp matches;
 // - the images (pause from kubernetes' own build/pause/linux/pause.c, busybox from Debian's
 //   busybox-static, a distroless image holding one static binary, a quit-endpoint server from the
 //   test Go module) are single-layer OCI layout tars, built once per set of inputs into a cache
 //   folder and reused; a build lands in a temporary folder renamed into place only when complete;
 // - nothing here pulls an image or reaches a registry.
 //
-// Usable as a command (`node scripts/node-assets.mjs [--if-possible]`) or imported (`ensureNodeAssets`).
+// Usable as a command (`node scripts/node-assets.mjs [--if-possible] [--containerd-v2]`) or imported
+// (`ensureNodeAssets`, `ensureContainerdV2`).
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cacheRoot, ensureControlPlaneAssets, kubeModuleDir, selectedKubernetesVersion } from './control-plane-assets.mjs';
-import { sh } from './go-build.mjs';
+import { goVersion, podlifeCacheRoot, run, seconds, sh, stampedDigest } from './go-build.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const imagesModule = join(repoRoot, 'test', 'node', 'images');
+const containerdModule = join(repoRoot, 'test', 'node', 'containerd');
+
+const CONTAINERD_PACKAGE = 'github.com/containerd/containerd/v2';
+const CONTAINERD_BINARIES = ['containerd', 'containerd-shim-runc-v2', 'ctr'];
 
 /** Debian packages and the files of theirs the node uses. */
 const HOST_PACKAGES = [
@@ -114,15 +123,80 @@ function buildImages(outDir, pauseSource, log) {
   log(`images: ${Object.values(IMAGES).join(', ')}`);
 }
 
+/** The containerd v2 release test/node/containerd/go.mod pins. */
+export function pinnedContainerdV2() {
+  const goMod = join(containerdModule, 'go.mod');
+  const m = /^\s*(?:require\s+)?github\.com\/containerd\/containerd\/v2\s+(v\S+)/m.exec(readFileSync(goMod, 'utf8'));
+  if (!m?.[1]) throw new Error(`${goMod} does not require ${CONTAINERD_PACKAGE}`);
+  return m[1];
+}
+
+/** The go build arguments for containerd v2: pure Go (the btrfs snapshotter is the one part needing cgo; devmapper and zfs are not used). */
+function containerdBuildArgs(version, outDir) {
+  return ['build', '-trimpath', '-tags', 'no_btrfs no_devmapper no_zfs',
+    '-ldflags', `-s -w -X ${CONTAINERD_PACKAGE}/version.Version=${version} -X ${CONTAINERD_PACKAGE}/version.Package=${CONTAINERD_PACKAGE}`,
+    '-o', `${outDir}/`, ...CONTAINERD_BINARIES.map((b) => `${CONTAINERD_PACKAGE}/cmd/${b}`)];
+}
+
+/**
+ * containerd v2 (containerd, containerd-shim-runc-v2, ctr), built from its Go module once per set
+ * of inputs into `<cache>/containerd/<version>/` and reused afterwards.
+ * @param {{ log?: (line: string) => void }} [opts]
+ */
+export async function ensureContainerdV2(opts = {}) {
+  const log = opts.log ?? ((line) => process.stderr.write(`node-assets: ${line}\n`));
+  const version = pinnedContainerdV2();
+  const h = createHash('sha256');
+  for (const f of ['go.mod', 'go.sum']) h.update(f).update(readFileSync(join(containerdModule, f)));
+  h.update(JSON.stringify(containerdBuildArgs(version, '<out>')));
+  const digest = h.digest('hex').slice(0, 16);
+  const dir = join(podlifeCacheRoot(), 'containerd', version);
+  const paths = { version, dir, containerd: join(dir, 'containerd'), shim: join(dir, 'containerd-shim-runc-v2'), ctr: join(dir, 'ctr') };
+  if (stampedDigest(dir, CONTAINERD_BINARIES) === digest) {
+    const stamp = JSON.parse(readFileSync(join(dir, 'stamp.json'), 'utf8'));
+    log(`reusing containerd ${version} from ${dir} (built in ${stamp.buildSeconds}s on ${stamp.builtAt})`);
+    return paths;
+  }
+  const go = goVersion();
+  if (!go) throw new Error(`Go is needed to build containerd ${version} (\`go\` on PATH; its module asks for Go 1.26.6 or newer)`);
+  const started = Date.now();
+  const partial = `${dir}.partial-${process.pid}`;
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial, { recursive: true });
+  log(`building containerd ${version} (${CONTAINERD_BINARIES.join(', ')}) with ${go}; the first build takes minutes, later runs reuse it`);
+  try {
+    await run('go', containerdBuildArgs(version, partial), { cwd: containerdModule, env: { ...process.env, CGO_ENABLED: '0' } });
+    const buildSeconds = seconds(Date.now() - started);
+    writeFileSync(join(partial, 'stamp.json'), `${JSON.stringify({ version, digest, go, buildSeconds, builtAt: new Date().toISOString() }, null, 2)}\n`);
+    if (stampedDigest(dir, CONTAINERD_BINARIES) === digest) {
+      // Another run finished the same build meanwhile: keep its folder, which may be in use.
+      rmSync(partial, { recursive: true, force: true });
+    } else {
+      rmSync(dir, { recursive: true, force: true });
+      renameSync(partial, dir);
+    }
+    log(`built containerd ${version} into ${dir} in ${buildSeconds}s`);
+    return paths;
+  } catch (err) {
+    rmSync(partial, { recursive: true, force: true });
+    throw err;
+  }
+}
+
 /**
  * Makes sure everything a node needs is on this host and returns where it is; the kubelet is the
- * run's release unless `kubernetes` names another supported one (an older node in a mixed cluster).
- * @param {{ log?: (line: string) => void, kubernetes?: string }} [opts]
+ * run's release unless `kubernetes` names another supported one (an older node in a mixed cluster);
+ * the runtime is the host's containerd 1.6 unless `containerd: 'v2'` asks for the pinned v2.
+ * @param {{ log?: (line: string) => void, kubernetes?: string, containerd?: 'host' | 'v2' }} [opts]
  */
 export async function ensureNodeAssets(opts = {}) {
   const log = opts.log ?? ((line) => process.stderr.write(`node-assets: ${line}\n`));
   if (process.platform !== 'linux') throw new Error('a real node runs on Linux only');
+  if (opts.containerd !== undefined && opts.containerd !== 'host' && opts.containerd !== 'v2') {
+    throw new Error(`containerd: ${JSON.stringify(opts.containerd)} is not a runtime the node knows ('host' or 'v2')`);
+  }
   ensureHostPackages(log);
+  const v2 = opts.containerd === 'v2' ? await ensureContainerdV2({ log }) : undefined;
   const controlPlane = await ensureControlPlaneAssets({ log, ...(opts.kubernetes ? { kubernetes: selectedKubernetesVersion(opts.kubernetes) } : {}) });
   for (const name of ['kubelet', 'kube-scheduler']) {
     if (!existsSync(join(controlPlane.dir, name))) throw new Error(`${join(controlPlane.dir, name)} is missing (KUBEBUILDER_ASSETS must hold the kubelet and kube-scheduler for a real node)`);
@@ -154,8 +228,10 @@ export async function ensureNodeAssets(opts = {}) {
   return {
     binDir: controlPlane.dir,
     kubelet: join(controlPlane.dir, 'kubelet'),
-    containerd: '/usr/bin/containerd',
-    ctr: '/usr/bin/ctr',
+    containerd: v2?.containerd ?? '/usr/bin/containerd',
+    containerdShim: v2?.shim ?? '/usr/bin/containerd-shim-runc-v2',
+    ctr: v2?.ctr ?? '/usr/bin/ctr',
+    containerdConfigVersion: v2 ? 3 : 2,
     runc: '/usr/sbin/runc',
     cniBinDir: '/usr/lib/cni',
     images,
@@ -169,7 +245,10 @@ if (invokedDirectly) {
   const cannot = process.platform !== 'linux' ? 'this is not Linux' : process.getuid?.() !== 0 ? 'this process is not root' : undefined;
   const work = process.argv.includes('--if-possible') && cannot
     ? (process.stderr.write(`node-assets: ${cannot}, so no real node here; providing the control plane only\n`), ensureControlPlaneAssets().then(() => ({ images: {} })))
-    : ensureNodeAssets();
+    : ensureNodeAssets().then(async (assets) => {
+      if (process.argv.includes('--containerd-v2')) await ensureContainerdV2();
+      return assets;
+    });
   work
     .then(({ images }) => {
       process.stderr.write(`node-assets: ready in ${Math.round((Date.now() - started) / 100) / 10}s: ${Object.keys(images).length} images\n`);

@@ -4,8 +4,8 @@
 // (comma-separated, e.g. `1.37,1.34`; PODLIFE_K8S_VERSION alone names one).
 //
 // Guarantees:
-// - one release at a time: its binaries and the node's assets are provided first (built once,
-//   then cached), then mocha runs every integration suite with PODLIFE_K8S_VERSION set to it;
+// - one release at a time: its binaries and the node's assets (containerd v2 included) are provided
+//   first (built once, then cached), then mocha runs every integration suite with PODLIFE_K8S_VERSION set to it;
 // - every release runs even when an earlier one failed; the exit code is non-zero if any failed,
 //   and a closing summary names each release with its outcome and time;
 // - extra arguments go to mocha (e.g. `--grep`).
@@ -52,7 +52,7 @@ async function main() {
     const started = Date.now();
     const env = { ...process.env, [VERSION_ENV]: version };
     process.stderr.write(`test-integration: Kubernetes ${version} (${versions.indexOf(version) + 1} of ${versions.length})\n`);
-    let code = await run(process.execPath, [join(repoRoot, 'scripts', 'node-assets.mjs')], env);
+    let code = await run(process.execPath, [join(repoRoot, 'scripts', 'node-assets.mjs'), '--containerd-v2'], env);
     if (code === 0) {
       const mocha = join(repoRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');
       code = await run(process.execPath, [mocha, '--config', '.mocharc.integration.json', ...mochaArgs], env);

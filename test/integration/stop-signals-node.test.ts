@@ -1,49 +1,62 @@
 /**
- * A converted sidecar's `signal:USR1` as `lifecycle.stopSignal` (KEP-4960, ADR 0211) on a real
- * node: a control plane and a kubelet of the run's release with the alpha ContainerStopSignals
- * gate on, and podlife's webhook told so (`containerStopSignals: true`).
+ * Container stop signals (KEP-4960, `lifecycle.stopSignal`) on real nodes, and a converted
+ * sidecar's `signal:USR1` carried by them (ADR 0211): one control plane of the run's release with
+ * the alpha ContainerStopSignals gate on (API server and kubelets; alpha and off by default in 1.34
+ * and 1.37 alike), and two nodes that differ only in their runtime (docs/adr/0213):
+ * - containerd v2 (the pinned build): its CRI plugin sends the container's stop signal and reports
+ *   it in the container status, so the kubelet's stop arrives as SIGUSR1;
+ * - the host's containerd 1.6: it ignores the stop signal, the kubelet reports none in effect and
+ *   stops with TERM; podlife says so (a StopSignalNotApplied Warning, `podlife explain`).
  *
- * What this host can show, asserted as it is: the API server keeps the stop signal next to the
- * `spec.os.name` the webhook adds (without the gate it drops the field), and the kubelet passes it
- * to the runtime. This host's containerd (Debian's 1.6) does not implement stop signals, so the
- * kubelet reports none in effect, and the kubelet stops the sidecar with TERM: podlife says so in
- * a Warning (StopSignalNotApplied) and in `podlife explain`, which is why the setting stays off by
- * default and is the admin's to turn on.
+ * What arrived is what the container itself wrote, on a hostPath folder of its node, read after
+ * the pod is gone.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { createLogger, resourcePath } from '@podlife/core';
+import { createLogger, isNotFound, resourcePath } from '@podlife/core';
 import { ControllerApp, devCertificates, webhookEntry } from '@podlife/controller';
 import { nativeMechanismNotes } from '@podlife/keystone';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { startNode, type RealNode } from '../support/node.js';
+import { nodeLeftovers, startNode, type RealNode } from '../support/node.js';
 import { keystoneFlags } from '../support/controller-flags.js';
 import { waitFor } from '../support/wait.js';
 
 const podsPath = (ns: string, name?: string) => resourcePath({ version: 'v1', resource: 'pods', namespace: ns, name });
 
-describe('stop signals of converted sidecars on a real node (ContainerStopSignals on)', function () {
+describe('stop signals on real nodes (ContainerStopSignals on): containerd v2 delivers them, containerd 1.6 does not', function () {
   this.timeout(180_000);
   let cp: ControlPlane;
-  let node: RealNode;
+  /** containerd v2: honours lifecycle.stopSignal. */
+  let v2: RealNode;
+  /** The host's containerd 1.6: ignores it. */
+  let v16: RealNode;
   let app: ControllerApp;
   let tlsDir: string;
   const ns = `stop-signals-${randomBytes(3).toString('hex')}`;
   const hookName = `podlife-stop-signals-${randomBytes(3).toString('hex')}`;
 
-  const busybox = (name: string, script: string): V1Container => ({ name, image: node.images.busybox, imagePullPolicy: 'Never', command: ['sh', '-c', script] });
+  const recordsDir = (node: RealNode) => join(node.dir, 'records');
+  /** What the container wrote to /rec/<file> on its node, or undefined when it wrote nothing. */
+  const record = (node: RealNode, file: string) => (existsSync(join(recordsDir(node), file)) ? readFileSync(join(recordsDir(node), file), 'utf8').trim() : undefined);
+  const busybox = (name: string, script: string, extra: Partial<V1Container> = {}): V1Container => ({
+    name, image: v2.images.busybox, imagePullPolicy: 'Never', command: ['sh', '-c', script], volumeMounts: [{ name: 'rec', mountPath: '/rec' }], ...extra,
+  });
+  const recVolume = (node: RealNode) => ({ name: 'rec', hostPath: { path: recordsDir(node), type: 'Directory' } });
   const eventNotes = async (name: string) => (await cp.client.get<{ items: { type?: string; reason?: string; note?: string }[] }>(
     resourcePath({ group: 'events.k8s.io', version: 'v1', resource: 'events', namespace: ns }), { fieldSelector: `regarding.name=${name}` })).items.map((e) => `${e.type} ${e.reason}: ${e.note}`);
+  const getPod = (name: string) => cp.client.get<V1Pod>(podsPath(ns, name));
+  const gone = (name: string) => waitFor(`pod ${name} gone`, async () => (await getPod(name).then(() => false, isNotFound)) || undefined, { timeoutMs: 60_000 });
 
   before(async function () {
-    this.timeout(600_000);
+    this.timeout(900_000);
     cp = await startControlPlane({ controllerManager: true, scheduler: true, apiServerArgs: ['--feature-gates=ContainerStopSignals=true'] });
-    node = await startNode(cp, { name: 'node-signals', featureGates: { ContainerStopSignals: true } });
+    v2 = await startNode(cp, { name: 'node-signals-v2', containerd: 'v2', featureGates: { ContainerStopSignals: true } });
+    v16 = await startNode(cp, { name: 'node-signals-16', featureGates: { ContainerStopSignals: true } });
+    for (const node of [v2, v16]) mkdirSync(recordsDir(node));
     await cp.client.create('/api/v1/namespaces', { metadata: { name: ns } });
     const certs = await devCertificates(['127.0.0.1']);
     tlsDir = mkdtempSync(join(tmpdir(), 'podlife-signals-tls-'));
@@ -51,7 +64,7 @@ describe('stop signals of converted sidecars on a real node (ContainerStopSignal
     writeFileSync(join(tlsDir, 'tls.key'), certs.keyPem);
     app = new ControllerApp({
       flags: keystoneFlags({ namespaces: [ns], webhookPort: 0, tlsCertFile: join(tlsDir, 'tls.crt'), tlsKeyFile: join(tlsDir, 'tls.key') }),
-      config: { execCommands: {}, ephemeralContainerImage: node.images.busybox, keystoneLimit: 1, defaultStrategy: 'auto', namespaces: [ns], containerStopSignals: true },
+      config: { execCommands: {}, ephemeralContainerImage: v2.images.busybox, keystoneLimit: 1, defaultStrategy: 'auto', namespaces: [ns], containerStopSignals: true },
       client: cp.client,
       kubeConfig: cp.kubeConfig,
       logger: createLogger('stop-signals', { level: 'warn' }),
@@ -68,53 +81,120 @@ describe('stop signals of converted sidecars on a real node (ContainerStopSignal
     await cp?.client.delete(`/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${hookName}`).catch(() => undefined);
     await app?.stop();
     if (tlsDir) rmSync(tlsDir, { recursive: true, force: true });
-    await node?.stop();
+    await v2?.stop();
+    await v16?.stop();
     await cp?.stop();
   });
 
-  it('signal:USR1 becomes lifecycle.stopSignal with spec.os.name; the node reports none in effect (containerd 1.6), and podlife warns', async () => {
-    const spec = (name: string) => ({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name, labels: { 'podlife.dev/admission': 'enabled' }, annotations: { 'role.podlife.dev/proxy': 'sidecar', 'stop.podlife.dev/proxy': 'signal:USR1' } },
+  /**
+   * A pod whose PID 1 traps USR1 only (TERM, untrapped, does nothing to a PID 1) and writes what it
+   * got, with `lifecycle.stopSignal: SIGUSR1`; deleted once running. Returns the status while it ran.
+   */
+  async function stopPlainPod(node: RealNode, name: string): Promise<V1Pod> {
+    await cp.client.create<V1Pod>(podsPath(ns), {
+      metadata: { name },
       spec: {
+        nodeName: node.name,
+        os: { name: 'linux' },
         restartPolicy: 'Never',
-        terminationGracePeriodSeconds: 5,
+        terminationGracePeriodSeconds: 4,
         enableServiceLinks: false,
-        containers: [
-          busybox('app', 'sleep 4'),
-          // Exits 0 on USR1 (its stop spec), 143 on TERM.
-          busybox('proxy', "trap 'exit 0' USR1; trap 'exit 143' TERM; sleep 3600 & wait"),
-        ],
+        volumes: [recVolume(node)],
+        containers: [busybox('app', `trap 'echo USR1 > /rec/${name}; exit 0' USR1; sleep 3600 & wait`, { lifecycle: { stopSignal: 'SIGUSR1' } })],
       },
     });
+    const running = await waitFor(`${name} running`, async () => {
+      const p = await getPod(name);
+      return p.status?.containerStatuses?.[0]?.state?.running && p;
+    }, { timeoutMs: 60_000 });
+    assert.equal(running.spec?.containers[0]?.lifecycle?.stopSignal, 'SIGUSR1', 'kept by an API server with the gate on');
+    await cp.client.delete(podsPath(ns, name));
+    await gone(name);
+    return running;
+  }
+
+  it('containerd v2: the kubelet stops a container with its lifecycle.stopSignal (SIGUSR1 reached PID 1) and reports it in the status', async () => {
+    assert.match(v2.containerdVersion, /^v2\./);
+    const running = await stopPlainPod(v2, 'plain-v2');
+    assert.equal(record(v2, 'plain-v2'), 'USR1', `containerd ${v2.containerdVersion} did not deliver SIGUSR1 to the container`);
+    assert.equal(running.status?.containerStatuses?.[0]?.stopSignal, 'SIGUSR1', 'the status reports the stop signal in effect');
+  });
+
+  it('containerd 1.6: the same pod gets TERM, which its PID 1 ignores, and the status reports no stop signal', async () => {
+    assert.match(v16.containerdVersion, /^1\.6\./);
+    const running = await stopPlainPod(v16, 'plain-16');
+    assert.equal(running.status?.containerStatuses?.[0]?.stopSignal, undefined, `containerd ${v16.containerdVersion} reports a stop signal in effect`);
+    assert.equal(record(v16, 'plain-16'), undefined, 'no USR1 arrived: the container ran until the kubelet killed it at the end of its grace period');
+  });
+
+  /** A pod whose sidecar's stop spec is `signal:USR1`, which the webhook converts to a native sidecar. */
+  const sidecarPod = (name: string, node?: RealNode) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, labels: { 'podlife.dev/admission': 'enabled' }, annotations: { 'role.podlife.dev/proxy': 'sidecar', 'stop.podlife.dev/proxy': 'signal:USR1' } },
+    spec: {
+      ...(node ? { nodeName: node.name } : {}),
+      restartPolicy: 'Never',
+      terminationGracePeriodSeconds: 5,
+      enableServiceLinks: false,
+      volumes: [recVolume(node ?? v2)],
+      containers: [
+        busybox('app', 'sleep 4'),
+        // Exits 0 on USR1 (its stop spec), 143 on TERM; writes which one came.
+        busybox('proxy', `trap 'echo USR1 > /rec/${name}-proxy; exit 0' USR1; trap 'echo TERM > /rec/${name}-proxy; exit 143' TERM; sleep 3600 & wait`),
+      ],
+    },
+  });
+
+  /** Creates the converted pod on `node`, checks the conversion, and returns it once its sidecar runs. */
+  async function convertedAndRunning(node: RealNode, name: string): Promise<V1Pod> {
     const created = await waitFor('the webhook in the admission chain', async () => {
-      const dry = await cp.client.create<V1Pod>(podsPath(ns), spec(`dry-${randomBytes(3).toString('hex')}`), { dryRun: 'All' });
+      const dry = await cp.client.create<V1Pod>(podsPath(ns), sidecarPod(`dry-${randomBytes(3).toString('hex')}`), { dryRun: 'All' });
       return dry.spec?.initContainers?.length ? dry : undefined;
-    }, { timeoutMs: 20_000 }).then(() => cp.client.create<V1Pod>(podsPath(ns), spec('usr1')));
+    }, { timeoutMs: 20_000 }).then(() => cp.client.create<V1Pod>(podsPath(ns), sidecarPod(name, node)));
     assert.deepEqual(created.spec?.initContainers?.map((c) => [c.name, c.restartPolicy, c.lifecycle?.stopSignal]), [['proxy', 'Always', 'SIGUSR1']], 'kept by an API server with the gate on');
     assert.equal(created.spec?.os?.name, 'linux', 'the webhook named the OS, which the API server requires next to a stop signal');
     assert.equal(created.metadata?.annotations?.['native.podlife.dev/proxy'], 'sidecar,stop-signal');
-
-    const running = await waitFor('the native sidecar running', async () => {
-      const p = await cp.client.get<V1Pod>(podsPath(ns, 'usr1'));
+    return waitFor(`${name}: the native sidecar running`, async () => {
+      const p = await getPod(name);
       return p.status?.initContainerStatuses?.[0]?.state?.running && p;
     }, { timeoutMs: 60_000 });
-    const containerd = execFileSync('containerd', ['--version'], { encoding: 'utf8' }).trim();
+  }
+
+  const finished = (name: string) => waitFor(`${name} finished`, async () => {
+    const p = await getPod(name);
+    return p.status?.initContainerStatuses?.[0]?.state?.terminated && (p.status.phase === 'Succeeded' || p.status.phase === 'Failed') && p;
+  }, { timeoutMs: 60_000 });
+
+  it('containerd v2: signal:USR1 becomes lifecycle.stopSignal, and when the app exits the kubelet stops the sidecar with SIGUSR1', async () => {
+    const running = await convertedAndRunning(v2, 'usr1-v2');
+    assert.equal(running.status?.initContainerStatuses?.[0]?.stopSignal, 'SIGUSR1', 'the kubelet reports the stop signal in effect');
+    assert.ok(nativeMechanismNotes(running).includes('container proxy: stop signal SIGUSR1; the kubelet reports SIGUSR1 in effect'), nativeMechanismNotes(running).join('\n'));
+
+    const done = await finished('usr1-v2');
+    assert.equal(record(v2, 'usr1-v2-proxy'), 'USR1', 'the sidecar itself got SIGUSR1');
+    assert.equal(done.status?.initContainerStatuses?.[0]?.state?.terminated?.exitCode, 0, 'its USR1 handler exited 0');
+    assert.equal(done.status?.phase, 'Succeeded');
+    assert.deepEqual((await eventNotes('usr1-v2')).filter((n) => /StopSignalNotApplied/.test(n)), [], 'no Warning where the signal is in effect');
+  });
+
+  it('containerd 1.6: the same conversion; the kubelet reports no stop signal in effect, podlife warns, and the sidecar gets TERM', async () => {
+    const running = await convertedAndRunning(v16, 'usr1-16');
     const reported = running.status?.initContainerStatuses?.[0]?.stopSignal;
-    // Asserted as this host is: a runtime that implements stop signals would report SIGUSR1 here.
-    assert.equal(reported, undefined, `${containerd} reports a stop signal in effect (${reported}): the rest of this test expects a runtime without them`);
-    const warning = await waitFor('the StopSignalNotApplied Warning', async () => (await eventNotes('usr1')).find((n) => /^Warning StopSignalNotApplied: /.test(n)), { timeoutMs: 30_000 })
-      .catch(async (err: Error) => Promise.reject(new Error(`${err.message}\nEvents: ${JSON.stringify(await eventNotes('usr1'))}`)));
-    assert.match(warning, /sidecar proxy asks for stop signal SIGUSR1 and node node-signals reports none in effect/);
+    assert.equal(reported, undefined, `containerd ${v16.containerdVersion} reports a stop signal in effect (${reported})`);
+    const warning = await waitFor('the StopSignalNotApplied Warning', async () => (await eventNotes('usr1-16')).find((n) => /^Warning StopSignalNotApplied: /.test(n)), { timeoutMs: 30_000 })
+      .catch(async (err: Error) => Promise.reject(new Error(`${err.message}\nEvents: ${JSON.stringify(await eventNotes('usr1-16'))}`)));
+    assert.match(warning, /sidecar proxy asks for stop signal SIGUSR1 and node node-signals-16 reports none in effect/);
     assert.ok(nativeMechanismNotes(running).some((n) => /^container proxy: stop signal SIGUSR1; the kubelet reports no stop signal in effect/.test(n)), nativeMechanismNotes(running).join('\n'));
 
-    // What that means: the kubelet ends the native sidecar after the app with TERM, not USR1.
-    const done = await waitFor('the pod finished', async () => {
-      const p = await cp.client.get<V1Pod>(podsPath(ns, 'usr1'));
-      return p.status?.initContainerStatuses?.[0]?.state?.terminated && (p.status.phase === 'Succeeded' || p.status.phase === 'Failed') && p;
-    }, { timeoutMs: 60_000 });
+    const done = await finished('usr1-16');
+    assert.equal(record(v16, 'usr1-16-proxy'), 'TERM', 'the sidecar got TERM, not USR1');
     assert.equal(done.status?.initContainerStatuses?.[0]?.state?.terminated?.exitCode, 143, 'stopped with TERM: the runtime did not apply SIGUSR1');
     assert.equal(done.status?.phase, 'Succeeded', 'a native sidecar\'s exit code does not count');
+  });
+
+  it('containerd v2: stop() leaves nothing behind', async () => {
+    await v2.stop();
+    assert.deepEqual(nodeLeftovers(v2), []);
   });
 });

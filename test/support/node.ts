@@ -19,7 +19,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
 import { sleep, type KubeClient } from '@podlife/core';
 import { ensureNodeAssets, type ImageKey, type NodeAssets } from '../../scripts/node-assets.mjs';
@@ -38,6 +38,8 @@ export interface RealNode {
   /** The pods' subnet on the bridge. */
   readonly podSubnet: string;
   readonly kubeletVersion: string;
+  /** What the node's containerd reports as its version (`1.6.20~ds1`, `v2.4.2`). */
+  readonly containerdVersion: string;
   /** Image references to use with `imagePullPolicy: Never`. */
   readonly images: Record<ImageKey, string>;
   /** containerd's socket (for `ctr -a`). */
@@ -82,6 +84,12 @@ export interface NodeOptions {
    * newer control plane, within the kubelet skew the API server accepts.
    */
   kubernetes?: string;
+  /**
+   * The runtime: `host` (default) is the host's containerd 1.6 (Debian's package), `v2` the pinned
+   * containerd v2 built by scripts/node-assets.mjs, which honours a container's stop signal
+   * (KEP-4960; docs/adr/0213).
+   */
+  containerd?: 'host' | 'v2';
   /** Kubelet feature gates (`featureGates` of its configuration), e.g. an alpha gate a test needs. */
   featureGates?: Record<string, boolean>;
   log?: (line: string) => void;
@@ -147,7 +155,8 @@ export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promi
   if (problem) throw new Error(problem);
   const log = opts.log ?? (() => {});
   const started = Date.now();
-  const assets: NodeAssets = await ensureNodeAssets({ log, ...(opts.kubernetes ? { kubernetes: opts.kubernetes } : {}) });
+  const assets: NodeAssets = await ensureNodeAssets({ log, ...(opts.kubernetes ? { kubernetes: opts.kubernetes } : {}), ...(opts.containerd ? { containerd: opts.containerd } : {}) });
+  const containerdVersion = run(assets.containerd, ['--version']).trim().split(/\s+/)[2] ?? 'unknown';
   const name = opts.name ?? 'node-1';
   // Short: unix socket paths are limited to 107 bytes.
   const dir = makeTempDir('plnode-');
@@ -206,41 +215,14 @@ export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promi
     }, null, 2));
     // Every registry resolves to a loopback port where nothing listens.
     writeFileSync(path('certs.d/_default/hosts.toml'), 'server = "http://127.0.0.1:9"\n\n[host."http://127.0.0.1:9"]\n  capabilities = ["pull", "resolve"]\n');
-    writeFileSync(path('containerd.toml'), [
-      'version = 2',
-      `root = "${path('containerd')}"`,
-      `state = "${path('state')}"`,
-      '[grpc]', `  address = "${sock}"`,
-      '[ttrpc]', `  address = "${path('containerd-ttrpc.sock')}"`,
-      '[metrics]', '  address = ""',
-      '[plugins."io.containerd.grpc.v1.cri"]',
-      `  sandbox_image = "${assets.images.pause.ref}"`,
-      // Root here lacks CAP_SYS_RESOURCE: lowering oom_score_adj is all it may do.
-      '  restrict_oom_score_adj = true',
-      '  netns_mounts_under_state_dir = true',
-      '  disable_apparmor = true',
-      '  stream_server_address = "127.0.0.1"',
-      '  stream_server_port = "0"',
-      '  [plugins."io.containerd.grpc.v1.cri".containerd]',
-      '    snapshotter = "overlayfs"',
-      '    default_runtime_name = "runc"',
-      '    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]',
-      '      runtime_type = "io.containerd.runc.v2"',
-      '      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
-      '        SystemdCgroup = false',
-      `        BinaryName = "${assets.runc}"`,
-      `        Root = "${runcRoot}"`,
-      '  [plugins."io.containerd.grpc.v1.cri".cni]',
-      `    bin_dir = "${assets.cniBinDir}"`,
-      `    conf_dir = "${path('cni/conf')}"`,
-      '    max_conf_num = 1',
-      '  [plugins."io.containerd.grpc.v1.cri".registry]',
-      `    config_path = "${path('certs.d')}"`,
-      '',
-    ].join('\n'));
+    writeFileSync(path('containerd.toml'), containerdConfig(assets, {
+      root: path('containerd'), state: path('state'), sock, ttrpc: path('containerd-ttrpc.sock'), runcRoot, cniConfDir: path('cni/conf'), certsDir: path('certs.d'),
+    }));
 
     const containerd = startProcess({
       name: 'containerd', command: assets.containerd, args: ['--config', path('containerd.toml'), '--log-level', 'info'], logPath: path('containerd.log'),
+      // Its shim (named in the configuration too) first on PATH, so containerd never runs another release's.
+      env: { ...process.env, PATH: `${dirname(assets.containerdShim)}:${process.env.PATH ?? '/usr/bin:/bin'}` },
     });
     procs.push(containerd);
     await waitFor(containerd, () => existsSync(sock), 'containerd socket');
@@ -341,7 +323,7 @@ export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promi
       return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
     }, `Node ${name} Ready`);
     const kubeletVersion = node?.status?.nodeInfo?.kubeletVersion ?? 'unknown';
-    log(`node ${name} (${ip}, kubelet ${kubeletVersion}) ready in ${Date.now() - started} ms`);
+    log(`node ${name} (${ip}, kubelet ${kubeletVersion}, containerd ${containerdVersion}) ready in ${Date.now() - started} ms`);
 
     const ctr = (args: string[]): string => run(assets.ctr, ['-a', sock, '-n', 'k8s.io', ...args]);
     return {
@@ -351,6 +333,7 @@ export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promi
       ip,
       podSubnet,
       kubeletVersion,
+      containerdVersion,
       images: Object.fromEntries(Object.entries(assets.images).map(([k, v]) => [k, v.ref])) as Record<ImageKey, string>,
       containerdAddress: sock,
       containerIds: () => ctr(['containers', 'list', '-q']).split('\n').filter(Boolean),
@@ -373,6 +356,79 @@ export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promi
     await stopAll();
     throw err;
   }
+}
+
+interface ContainerdPaths {
+  root: string;
+  state: string;
+  sock: string;
+  ttrpc: string;
+  runcRoot: string;
+  cniConfDir: string;
+  certsDir: string;
+}
+
+/**
+ * containerd's configuration, in the form its release reads: version 2 for 1.6, version 3 for v2
+ * (whose CRI plugin is split into `io.containerd.cri.v1.images` and `io.containerd.cri.v1.runtime`).
+ * Both say the same: cgroupfs, runc with a private state folder, the test CNI bridge, registries
+ * resolved to a dead loopback port, and only a lowered oom_score_adj (root here lacks CAP_SYS_RESOURCE).
+ */
+function containerdConfig(assets: NodeAssets, p: ContainerdPaths): string {
+  const common = ['', `root = "${p.root}"`, `state = "${p.state}"`, '[grpc]', `  address = "${p.sock}"`, '[ttrpc]', `  address = "${p.ttrpc}"`, '[metrics]', '  address = ""'];
+  const runcOptions = ['        SystemdCgroup = false', `        BinaryName = "${assets.runc}"`, `        Root = "${p.runcRoot}"`];
+  if (assets.containerdConfigVersion === 2) {
+    return ['version = 2', ...common,
+      '[plugins."io.containerd.grpc.v1.cri"]',
+      `  sandbox_image = "${assets.images.pause.ref}"`,
+      '  restrict_oom_score_adj = true',
+      '  netns_mounts_under_state_dir = true',
+      '  disable_apparmor = true',
+      '  stream_server_address = "127.0.0.1"',
+      '  stream_server_port = "0"',
+      '  [plugins."io.containerd.grpc.v1.cri".containerd]',
+      '    snapshotter = "overlayfs"',
+      '    default_runtime_name = "runc"',
+      '    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]',
+      '      runtime_type = "io.containerd.runc.v2"',
+      '      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
+      ...runcOptions,
+      '  [plugins."io.containerd.grpc.v1.cri".cni]',
+      `    bin_dir = "${assets.cniBinDir}"`,
+      `    conf_dir = "${p.cniConfDir}"`,
+      '    max_conf_num = 1',
+      '  [plugins."io.containerd.grpc.v1.cri".registry]',
+      `    config_path = "${p.certsDir}"`,
+      ''].join('\n');
+  }
+  return ['version = 3',
+    // NRI would listen on one host-wide socket (/var/run/nri): nodes side by side must not share it.
+    "disabled_plugins = ['io.containerd.nri.v1.nri']", ...common,
+    "[plugins.'io.containerd.cri.v1.images']",
+    '  snapshotter = "overlayfs"',
+    "  [plugins.'io.containerd.cri.v1.images'.pinned_images]",
+    `    sandbox = "${assets.images.pause.ref}"`,
+    "  [plugins.'io.containerd.cri.v1.images'.registry]",
+    `    config_path = "${p.certsDir}"`,
+    "[plugins.'io.containerd.cri.v1.runtime']",
+    '  restrict_oom_score_adj = true',
+    '  netns_mounts_under_state_dir = true',
+    '  disable_apparmor = true',
+    "  [plugins.'io.containerd.cri.v1.runtime'.containerd]",
+    '    default_runtime_name = "runc"',
+    "    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]",
+    '      runtime_type = "io.containerd.runc.v2"',
+    `      runtime_path = "${assets.containerdShim}"`,
+    "      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]",
+    ...runcOptions,
+    "  [plugins.'io.containerd.cri.v1.runtime'.cni]",
+    `    bin_dirs = ["${assets.cniBinDir}"]`,
+    `    conf_dir = "${p.cniConfDir}"`,
+    '    max_conf_num = 1',
+    "[plugins.'io.containerd.grpc.v1.cri']",
+    '  stream_server_address = "127.0.0.1"',
+    '  stream_server_port = "0"',
+    ''].join('\n');
 }
 
 /** Creates /<name> in every cgroup v1 hierarchy (cpuset needs its cpus and mems filled in). */
@@ -399,7 +455,7 @@ function kubeletPath(binDir: string): string {
   return binDir;
 }
 
-/** containerd 1.x CRI status file: `{"Version":"v1",...,"StartedAt":<ns>,"FinishedAt":<ns>,"ExitCode":n}`. */
+/** containerd's CRI status file (the same in 1.6 and v2): `{"Version":"v1",...,"StartedAt":<ns>,"FinishedAt":<ns>,"ExitCode":n}`. */
 function readContainerTimes(file: string): ContainerTimes | undefined {
   let text: string;
   try {
