@@ -306,8 +306,6 @@ class Problems {
   }
   /** An enumerated pod-level option (core's `parseEnumAnnotation`); `fallback` when it is bad, the problem recorded. */
   option<T extends string>(annotations: Record<string, string>, key: string, allowed: readonly T[], fallback: T): T {
-    // Most pods set none of them: `in` says so at the cost of a property read.
-    if (!(key in annotations)) return fallback;
     try {
       return parseEnumAnnotation(annotations, key, allowed, fallback);
     } catch (err) {
@@ -390,6 +388,8 @@ class ContainerKeys {
   readonly stops: (StopSpec | undefined)[];
   /** Created with the first one: most pods have none. */
   nativeSidecars: Set<string> | undefined;
+  /** A pod-level key (`podlife.dev/on-keystone-exit`, ...) is among the pod's own keys. */
+  podLevelKeys = false;
   private readonly index: NameIndex;
   private readonly nativeNames: ReadonlySet<string>;
   private readonly initContainers: unknown;
@@ -451,13 +451,19 @@ class ContainerKeys {
   }
 }
 
-/** Step 1: every role and stop key, checked against the containers it names. */
+/**
+ * Step 1: every role and stop key, checked against the containers it names; and whether any
+ * pod-level key is among them (most pods set none: step 2 is then not needed).
+ */
 function readContainerKeys(annotations: Record<string, unknown>, spec: SpecView, options: LifecycleOptions, problems: Problems): ContainerKeys {
   const keys = new ContainerKeys(spec);
   for (const key in annotations) {
     if (!Object.hasOwn(annotations, key)) continue;
     const prefix = containerKeyPrefix(key);
-    if (prefix === undefined) continue;
+    if (prefix === undefined) {
+      keys.podLevelKeys ||= isPodLevelKey(key);
+      continue;
+    }
     const value = annotations[key];
     if (typeof value !== 'string') {
       problems.add(key, undefined, () => `the value must be a string, not ${value === null ? 'null' : typeof value}`);
@@ -474,13 +480,19 @@ function readContainerKeys(annotations: Record<string, unknown>, spec: SpecView,
 
 type PodOptions = Pick<PodLifecycle, 'onKeystoneExit' | 'completion' | 'nativeSidecarsMode'>;
 
+const DEFAULT_POD_OPTIONS: PodOptions = Object.freeze({ onKeystoneExit: 'StopContainers', completion: 'containers', nativeSidecarsMode: 'auto' });
+
+function isPodLevelKey(key: string): boolean {
+  return key.charCodeAt(0) === 112 /* p */ && (key === Annotation.OnKeystoneExit || key === Annotation.Completion || key === Annotation.NativeSidecars);
+}
+
 /** Step 2: the pod-level options. */
 function readPodOptions(annotations: Record<string, unknown>, problems: Problems): PodOptions {
   const map = annotations as Record<string, string>;
   return {
-    onKeystoneExit: problems.option(map, Annotation.OnKeystoneExit, ON_KEYSTONE_EXIT, 'StopContainers'),
-    completion: problems.option(map, Annotation.Completion, COMPLETION_MODES, 'containers'),
-    nativeSidecarsMode: problems.option(map, Annotation.NativeSidecars, NATIVE_SIDECARS_MODES, 'auto'),
+    onKeystoneExit: problems.option(map, Annotation.OnKeystoneExit, ON_KEYSTONE_EXIT, DEFAULT_POD_OPTIONS.onKeystoneExit),
+    completion: problems.option(map, Annotation.Completion, COMPLETION_MODES, DEFAULT_POD_OPTIONS.completion),
+    nativeSidecarsMode: problems.option(map, Annotation.NativeSidecars, NATIVE_SIDECARS_MODES, DEFAULT_POD_OPTIONS.nativeSidecarsMode),
   };
 }
 
@@ -556,7 +568,7 @@ export function readLifecycle(pod: V1Pod, options: LifecycleOptions = {}): Lifec
   const spec = specOf(pod);
   const problems = new Problems();
   const keys = readContainerKeys(annotations, spec, options, problems);
-  const podOptions = readPodOptions(annotations, problems);
+  const podOptions = keys.podLevelKeys ? readPodOptions(annotations, problems) : DEFAULT_POD_OPTIONS;
   const keystones = checkRoles(keys, options.keystoneLimit ?? 1, problems);
   if (spec.shareProcessNamespace === true) checkSharedPidStops(keys, keystones > 0, problems);
   if (problems.count > 0) return { kind: 'invalid', errors: problems.errors, omitted: problems.omitted };

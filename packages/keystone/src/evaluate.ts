@@ -585,13 +585,7 @@ function planStop(
   // Containers seen stopped after their stop was issued: the record lists them, so that each
   // one's ContainerStopped Event goes out once, with the write that adds it.
   const stoppedBefore = recording ? stoppedContainers(progress.message) : NONE_STOPPED;
-  const newlyStopped: string[] = [];
-  if (issuedAt.size > 0) {
-    const seenStopped = new Set(stoppedBefore);
-    for (const name of targets) {
-      if (issuedAt.has(name) && !seenStopped.has(name) && isStopped(statusOf(pod, name))) newlyStopped.push(name);
-    }
-  }
+  const newlyStopped: readonly string[] = issuedAt.size > 0 ? stoppedSince(pod, targets, issuedAt, stoppedBefore) : NONE_STOPPED;
 
   if (steps.length === 0) {
     if (progress?.status === 'True') return updates.length > 0 ? none('done', updates) : NONE.done;
@@ -639,6 +633,16 @@ function planStop(
     result: phaseFromMains(pod, lifecycle),
     updates,
   };
+}
+
+/** Targets whose stop was issued and that are stopped now, though the record does not list them yet. */
+function stoppedSince(pod: V1Pod, targets: readonly string[], issuedAt: ReadonlyMap<string, number>, listed: readonly string[]): string[] {
+  const seen = new Set(listed);
+  const out: string[] = [];
+  for (const name of targets) {
+    if (issuedAt.has(name) && !seen.has(name) && isStopped(statusOf(pod, name))) out.push(name);
+  }
+  return out;
 }
 
 function stopStep(c: ContainerLifecycle, stage: number, method: StopMethod, issuedAtMs: number | undefined, escalate: boolean): StopStep {

@@ -151,9 +151,11 @@ export function stoppingUpdate(targets: readonly string[], issued: readonly Issu
       reason: 'Stopping',
       message: progressMessage(`stopping ${describeTargets(targets)}`, issued, stopped),
     },
-    events: newlyStopped.map(containerStoppedEvent),
+    events: newlyStopped.length === 0 ? NO_EVENTS : newlyStopped.map(containerStoppedEvent),
   };
 }
+
+const NO_EVENTS: readonly LifecycleEvent[] = Object.freeze([]);
 
 export function containerStoppedEvent(container: string): LifecycleEvent {
   return { type: 'Normal', reason: EventReason.ContainerStopped, note: `container ${container} stopped`, action: 'Stop' };
