@@ -5,13 +5,16 @@
 //
 // Floor in the same run: the raw watch delivery latency of the same writes (an informer in this
 // process seeing the write), i.e. what no controller can beat; the difference is the controller's
-// own cost (cache, queue, evaluatePod, dispatch). One update in ten finishes a main container, so
-// the default 120 s gives 2,400 samples of each: a p99 that rests on 24 of them, not 6 (at 30 s,
-// three runs at the same load gave ratios from 0.96 to 1.20).
+// own cost, which the bench splits into its own watch delivering the trigger, then queue wait and
+// reconcile, and it says how often every worker was busy (a trigger then waits for one). The
+// load's writes go through a client of their own, so the controller's requests never queue behind
+// them for a socket, as in a cluster. One update in ten finishes a main container, so the default
+// 120 s gives 2,400 samples of each: a p99 that rests on 24 of them, not 6 (at 30 s, three runs at
+// the same load gave ratios from 0.96 to 1.20).
 //
-//   pnpm exec tsx --conditions=@podlife/source bench/keystone/reaction.ts [--pods 10000] [--rate 200] [--seconds 120]
+//   pnpm exec tsx --conditions=@podlife/source bench/keystone/reaction.ts [--pods 10000] [--rate 200] [--seconds 120] [--concurrency N]
 import type { V1Pod } from '@kubernetes/client-node';
-import { ContentType, Informer, Manager, resourcePath, type KubeClient } from '@podlife/core';
+import { ContentType, Informer, KubeClient, Manager, resourcePath } from '@podlife/core';
 import type { PodApi } from '@podlife/keystone';
 import { keystoneController } from '@podlife/keystone';
 import { startControlPlane } from '../../test/support/control-plane.js';
@@ -24,6 +27,8 @@ const arg = (name: string, dflt: number): number => {
 const PODS = arg('pods', 10_000);
 const RATE = arg('rate', 200);
 const SECONDS = arg('seconds', 120);
+/** The controller's workers; 0: its default. */
+const CONCURRENCY = arg('concurrency', 0);
 /** DESIGN 10: p99 <= 1.1x the watch delivery p99 of the same writes. */
 const TARGET_RATIO = 1.1;
 /** One update in this many finishes a pod's main container; the others are unrelated status changes. */
@@ -68,6 +73,9 @@ try {
   const sentAt = new Map<string, number>();
   const reaction: number[] = [];
   const delivery: number[] = [];
+  /** Per trigger: when the bench's informer, the controller's informer and the actuator saw it (ms after the write was sent). */
+  const stages = new Map<string, { floor?: number; cache?: number; issued?: number }>();
+  const stageOf = (name: string) => stages.get(name) ?? (stages.set(name, {}), stages.get(name) as { floor?: number; cache?: number; issued?: number });
 
   // The controller, with an actuator that records when the first stop is issued (and succeeds
   // at once: no kubelet runs here, so nothing would act on an ephemeral container anyway).
@@ -79,6 +87,7 @@ try {
       if (sent !== undefined && !issued.has(ref.name)) {
         issued.add(ref.name);
         reaction.push(at - sent);
+        stageOf(ref.name).issued = at - sent;
       }
     },
     async deletePod() {
@@ -86,15 +95,19 @@ try {
     },
     async patchStatus() {},
   };
-  const manager = new Manager({ client });
+  // The controller has a client (and so a socket pool) of its own, as it would in a cluster: the
+  // load's writes, in flight by the hundred when the API server is slow, must not queue its requests.
+  const controllerClient = await KubeClient.fromKubeConfig(cp.kubeConfig);
+  const manager = new Manager({ client: controllerClient });
   const controller = keystoneController(manager, {
     pods,
+    ...(CONCURRENCY > 0 ? { concurrency: CONCURRENCY } : {}),
     config: { strategy: 'ephemeral', ephemeralImage: 'stopper:1.0', namespaces: [ns] },
   });
 
   // Baseline: a plain informer in the same process sees the same writes.
   const seen = new Set<string>();
-  const watcher = new Informer<V1Pod>({ client, path: podsPath(), name: 'baseline' });
+  const watcher = new Informer<V1Pod>({ client: controllerClient, path: podsPath(), name: 'baseline' });
   watcher.on('update', (pod) => {
     const name = pod.metadata?.name ?? '';
     const sent = sentAt.get(name);
@@ -102,8 +115,19 @@ try {
     if (pod.status?.containerStatuses?.some((s) => s.name === 'app' && s.state?.terminated)) {
       seen.add(name);
       delivery.push(performance.now() - sent);
+      stageOf(name).floor = performance.now() - sent;
     }
   });
+  // The controller's own informer: when the trigger reached its cache (after the queue was told).
+  for (const informer of controller.podInformers) {
+    informer.on('update', (pod: V1Pod) => {
+      const name = pod.metadata?.name ?? '';
+      const sent = sentAt.get(name);
+      const stage = stages.get(name);
+      if (sent === undefined || stage?.cache !== undefined) return;
+      if (pod.status?.containerStatuses?.some((s) => s.name === 'app' && s.state?.terminated)) stageOf(name).cache = performance.now() - sent;
+    });
+  }
   watcher.start();
   t = performance.now();
   await manager.start();
@@ -113,6 +137,18 @@ try {
   // The load: RATE status writes per second; every TRIGGER_EVERY-th finishes a fresh pod's app.
   const total = RATE * SECONDS;
   let fresh = 0;
+  // How often every worker was busy (sampled every 20 ms): a trigger then waits for a free one.
+  const busy = { samples: 0, saturated: 0, max: 0 };
+  const activeGauge = manager.registry.getSingleMetric('controller_runtime_active_workers');
+  const workerCap = (await (manager.registry.getSingleMetric('controller_runtime_max_concurrent_reconciles') as unknown as { get(): Promise<{ values: { value: number; labels: Record<string, string> }[] }> }).get()).values.find((x) => x.labels.controller === 'keystone')?.value ?? NaN;
+  const sampler = setInterval(() => {
+    void (activeGauge as unknown as { get(): Promise<{ values: { value: number; labels: Record<string, string> }[] }> } | undefined)?.get().then((m) => {
+      const v = m.values.find((x) => x.labels.controller === 'keystone')?.value ?? 0;
+      busy.samples++;
+      busy.max = Math.max(busy.max, v);
+      if (v >= workerCap) busy.saturated++;
+    });
+  }, 20);
   const t0 = performance.now();
   await openLoop(RATE, total, (i) => {
     const trigger = i % TRIGGER_EVERY === 0 && fresh < PODS / 2;
@@ -126,6 +162,8 @@ try {
   const drainUntil = performance.now() + 60_000;
   while ((reaction.length < fresh || delivery.length < fresh) && performance.now() < drainUntil) await new Promise((r) => setTimeout(r, 100));
 
+  clearInterval(sampler);
+  console.log(`  workers: at most ${busy.max} of ${workerCap} busy; all busy in ${((100 * busy.saturated) / Math.max(1, busy.samples)).toFixed(1)}% of ${busy.samples} samples`);
   reaction.sort((a, b) => a - b);
   delivery.sort((a, b) => a - b);
   const fmt = (xs: number[]) => `p50 ${percentile(xs, 50).toFixed(1)} ms  p99 ${percentile(xs, 99).toFixed(1)} ms  max ${(xs.at(-1) ?? NaN).toFixed(1)} ms  (n=${xs.length})`;
@@ -134,6 +172,15 @@ try {
   console.log(`  keystone: write sent -> first stop action issued       ${fmt(reaction)}`);
   const missed = fresh - reaction.length;
   console.log(`  missed: ${missed} triggers without a stop within 60 s; the controller's own cost at p50 ${(percentile(reaction, 50) - percentile(delivery, 50)).toFixed(1)} ms`);
+  // Where the time goes: the median trigger and the slowest 1%, by stage (mean over each group).
+  const complete = [...stages.values()].filter((x) => x.floor !== undefined && x.cache !== undefined && x.issued !== undefined) as { floor: number; cache: number; issued: number }[];
+  complete.sort((a, b) => a.issued - b.issued);
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  const split = (group: typeof complete) =>
+    `bench informer ${mean(group.map((x) => x.floor)).toFixed(1)} ms, controller informer ${mean(group.map((x) => x.cache)).toFixed(1)} ms, then queue + reconcile ${mean(group.map((x) => x.issued - x.cache)).toFixed(1)} ms`;
+  const mid = Math.floor(complete.length / 2);
+  console.log(`  stages after the write, median trigger: ${split(complete.slice(Math.max(0, mid - 5), mid + 5))}`);
+  console.log(`  stages after the write, slowest 1%:     ${split(complete.slice(Math.floor(complete.length * 0.99)))}`);
   const p99 = percentile(reaction, 99);
   const floor = percentile(delivery, 99);
   judge({
@@ -147,6 +194,7 @@ try {
   watcher.removeAllListeners();
   await watcher.stop();
   await manager.stop();
+  controllerClient.close();
 } finally {
   await cp.stop();
 }

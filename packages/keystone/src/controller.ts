@@ -28,13 +28,20 @@ import { UnlabelledPodAudit } from './unlabelled.js';
 export interface KeystoneControllerOptions extends Omit<KeystoneReconcilerOptions, 'client' | 'getPod' | 'events' | 'registry'> {
   /** Enables the exec strategy (pods/exec needs the KubeConfig's credentials). */
   kubeConfig?: KubeConfig;
-  /** Pods reconciled at once; default 16. */
+  /**
+   * Pods reconciled at once; default 64 (docs/adr/0181). A reconcile holds its worker while its
+   * stop is delivered and its record written, so the default covers a trigger rate times a slow
+   * API server's round trip, within the client's 64 sockets.
+   */
   concurrency?: number;
   /** List and watch only pods labelled `podlife.dev/managed: "true"` (DESIGN 3.7); default false. */
   managedPodsOnly?: boolean;
   /** How often, at most, the unlabelled-pod audit lists pods when `managedPodsOnly`; default 10 min. */
   unlabelledAuditIntervalMs?: number;
 }
+
+/** Pods the keystone controller reconciles at once unless told otherwise (docs/adr/0181). */
+const DEFAULT_KEYSTONE_CONCURRENCY = 64;
 
 /** A core Controller running the KeystoneReconciler, with its pod informers. */
 export class KeystoneController extends Controller {
@@ -84,7 +91,7 @@ export function keystoneController(manager: Manager, opts: KeystoneControllerOpt
       ? { audit: { client: manager.client, paths, ...(opts.unlabelledAuditIntervalMs !== undefined ? { intervalMs: opts.unlabelledAuditIntervalMs } : {}) } }
       : { informers }),
   });
-  const controller = new KeystoneController(reconciler, informers, opts.concurrency ?? 16, unlabelled);
+  const controller = new KeystoneController(reconciler, informers, opts.concurrency ?? DEFAULT_KEYSTONE_CONCURRENCY, unlabelled);
   const ours = (pod: V1Pod): string[] => (hasPodlifeAnnotation(pod.metadata?.annotations) ? [objectKey(pod)] : []);
   for (const informer of informers) controller.watch(informer, ours);
   manager.add(controller);
