@@ -36,7 +36,8 @@ export function asPod(pod: Wire<V1Pod>): V1Pod {
 /** Milliseconds since the epoch, or undefined when the value is absent or unparsable. */
 export function timeMs(t: Time | null | undefined): number | undefined {
   if (t === undefined || t === null) return undefined;
-  const ms = t instanceof Date ? t.getTime() : (utcSeconds(t) ?? Date.parse(t));
+  // typeof, not instanceof: the same split, without instanceof's cost on every wire string.
+  const ms = typeof t === 'string' ? (utcSeconds(t) ?? Date.parse(t)) : t.getTime();
   return Number.isNaN(ms) ? undefined : ms;
 }
 
