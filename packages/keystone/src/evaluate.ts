@@ -426,26 +426,17 @@ function ruleK(pod: V1Pod, lifecycle: PodLifecycle, options: EvaluateOptions): D
     };
   }
 
-  const mains: ContainerLifecycle[] = [];
-  const sidecars: ContainerLifecycle[] = [];
-  for (const c of lifecycle.containers) {
-    if (c === keystone) continue;
-    if (c.role === 'sidecar') sidecars.push(c);
-    else mains.push(c);
-  }
   const finishedRecord = findCondition(conditions, ConditionType.KeystoneFinished);
   const firedAtMs = exit.finishedAtMs ?? timeMs(finishedRecord?.lastTransitionTime) ?? options.nowMs;
   // Announced once: the condition says it was.
   const keystoneUpdate =
     finishedRecord?.status === 'True' ? undefined : keystoneFinishedUpdate(keystone.name, exit.exitCode, 'stopping the other containers');
-  return planStop(pod, lifecycle, 'K', keystone.name, firedAtMs, mains, sidecars, keystoneUpdate, options);
+  return planStop(pod, lifecycle, 'K', keystone.name, firedAtMs, keystone, keystoneUpdate, options);
 }
 
 function ruleS(pod: V1Pod, lifecycle: PodLifecycle, options: EvaluateOptions): Decision {
   const restartPolicy = pod.spec?.restartPolicy ?? 'Always';
-  const sidecars: ContainerLifecycle[] = [];
-  for (const c of lifecycle.containers) if (c.role === 'sidecar') sidecars.push(c);
-  if (sidecars.length === 0) return lifecycle.nativeSidecars.length > 0 ? NONE['native-sidecars'] : NONE['no-sidecars'];
+  if (!lifecycle.containers.some((c) => c.role === 'sidecar')) return lifecycle.nativeSidecars.length > 0 ? NONE['native-sidecars'] : NONE['no-sidecars'];
   if (restartPolicy === 'Always') return NONE['restart-always'];
 
   let trigger = '';
@@ -467,7 +458,7 @@ function ruleS(pod: V1Pod, lifecycle: PodLifecycle, options: EvaluateOptions): D
   }
   const fired =
     firedAtMs ?? timeMs(findCondition(pod.status?.conditions, ConditionType.SidecarsStopped)?.lastTransitionTime) ?? options.nowMs;
-  return planStop(pod, lifecycle, 'S', trigger, fired, [], sidecars, undefined, options);
+  return planStop(pod, lifecycle, 'S', trigger, fired, undefined, undefined, options);
 }
 
 /** Succeeded when every main container that has terminated exited 0 (the kubelet's rule for native sidecars). */
@@ -486,8 +477,8 @@ function planStop(
   rule: 'K' | 'S',
   trigger: string,
   firedAtMs: number,
-  mains: readonly ContainerLifecycle[],
-  sidecars: readonly ContainerLifecycle[],
+  /** Rule K's keystone: every other main is stopped too. */
+  keystone: ContainerLifecycle | undefined,
   /** The keystone's record, when it is still to be written. */
   keystoneUpdate: StatusUpdate | undefined,
   options: EvaluateOptions,
@@ -499,12 +490,19 @@ function planStop(
   const budgetMs = (pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS) * 1000;
   const budgetEnd = firedAtMs + budgetMs;
 
-  // Stages: all other mains together, then each sidecar alone in reverse spec order.
-  const stages: (readonly ContainerLifecycle[])[] = [];
-  if (mains.length > 0) stages.push(mains);
-  for (let i = sidecars.length - 1; i >= 0; i--) stages.push([sidecars[i] as ContainerLifecycle]);
-  const targets: string[] = [];
-  for (const stage of stages) for (const c of stage) targets.push(c.name);
+  // Stages: under rule K every other main together, then each sidecar alone in reverse spec
+  // order. One flat list in stop order: its first `mainCount` entries are stage 0 when there are
+  // any, and each entry after them is a stage of its own.
+  const containers = lifecycle.containers;
+  const order: ContainerLifecycle[] = [];
+  if (keystone !== undefined) for (const c of containers) if (c !== keystone && c.role !== 'sidecar') order.push(c);
+  const mainCount = order.length;
+  for (let i = containers.length - 1; i >= 0; i--) {
+    const c = containers[i] as ContainerLifecycle;
+    if (c.role === 'sidecar') order.push(c);
+  }
+  const stageCount = mainCount > 0 ? order.length - mainCount + 1 : order.length;
+  const targets = order.map((c) => c.name);
 
   const progress: V1PodCondition | undefined = findCondition(pod.status?.conditions, ConditionType.SidecarsStopped);
   const recording = progress?.status === 'False';
@@ -525,21 +523,27 @@ function planStop(
   let nextEvaluationAtMs: number | undefined;
   let lateByMs: number | undefined;
   let onTimeStart = firedAtMs; // when the next stage would have started with a controller always there
-  for (let i = 0; i < stages.length; i++) {
-    const stage = stages[i] as readonly ContainerLifecycle[];
-    const running: ContainerLifecycle[] = [];
-    for (const c of stage) {
-      const status = statusOf(pod, c.name);
-      if (!isStopped(status)) running.push(c);
-      else if (currentStage < 0) onTimeStart = Math.max(onTimeStart, lastExit(status).finishedAtMs ?? onTimeStart);
-    }
-    if (running.length === 0) continue;
+  for (let i = 0, end = 0; i < stageCount; i++) {
+    const start = end;
+    end = i === 0 && mainCount > 0 ? mainCount : start + 1;
     if (currentStage >= 0) {
-      for (const c of running) steps.push(stopStep(c, i, method, issuedAt.get(c.name), false));
+      // A later stage: planned, not acted on now.
+      for (let j = start; j < end; j++) {
+        const c = order[j] as ContainerLifecycle;
+        if (!isStopped(statusOf(pod, c.name))) steps.push(stopStep(c, i, method, issuedAt.get(c.name), false));
+      }
       continue;
     }
+    const running: ContainerLifecycle[] = [];
+    for (let j = start; j < end; j++) {
+      const c = order[j] as ContainerLifecycle;
+      const status = statusOf(pod, c.name);
+      if (!isStopped(status)) running.push(c);
+      else onTimeStart = Math.max(onTimeStart, lastExit(status).finishedAtMs ?? onTimeStart);
+    }
+    if (running.length === 0) continue;
     currentStage = i;
-    const stagesLeft = stages.length - i;
+    const stagesLeft = stageCount - i;
     // Each container gets its share from when its own stop was issued: an equal part of what is
     // left of the budget then, and never less than the minimum, however late that was.
     let stageIssued = false;
@@ -621,7 +625,7 @@ function planStop(
     targets,
     steps,
     currentStage,
-    stagesLeft: stages.length - currentStage,
+    stagesLeft: stageCount - currentStage,
     issue,
     escalation,
     stageDeadlineMs,
