@@ -55,7 +55,7 @@ describe('stop signals on real nodes (ContainerStopSignals on): containerd v2 de
     this.timeout(900_000);
     cp = await startControlPlane({ controllerManager: true, scheduler: true, apiServerArgs: ['--feature-gates=ContainerStopSignals=true'] });
     v2 = await startNode(cp, { name: 'node-signals-v2', containerd: 'v2', featureGates: { ContainerStopSignals: true } });
-    v16 = await startNode(cp, { name: 'node-signals-16', featureGates: { ContainerStopSignals: true } });
+    v16 = await startNode(cp, { name: 'node-signals-16', containerd: 'host', featureGates: { ContainerStopSignals: true } });
     for (const node of [v2, v16]) mkdirSync(recordsDir(node));
     await cp.client.create('/api/v1/namespaces', { metadata: { name: ns } });
     const certs = await devCertificates(['127.0.0.1']);

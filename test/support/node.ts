@@ -85,9 +85,9 @@ export interface NodeOptions {
    */
   kubernetes?: string;
   /**
-   * The runtime: `host` (default) is the host's containerd 1.6 (Debian's package), `v2` the pinned
-   * containerd v2 built by scripts/node-assets.mjs, which honours a container's stop signal
-   * (KEP-4960; docs/adr/0213).
+   * The runtime: `host` is the host's containerd 1.6 (Debian's package), `v2` the pinned containerd
+   * v2 built by scripts/node-assets.mjs, which honours a container's stop signal (KEP-4960;
+   * docs/adr/0213). Unset: PODLIFE_NODE_CONTAINERD (`host` or `v2`), else `host`.
    */
   containerd?: 'host' | 'v2';
   /** Kubelet feature gates (`featureGates` of its configuration), e.g. an alpha gate a test needs. */
@@ -96,6 +96,14 @@ export interface NodeOptions {
 }
 
 const readyTimeoutMs = 120_000;
+
+/** The runtime of a node whose options name none: PODLIFE_NODE_CONTAINERD, else the host's. */
+function defaultContainerd(): 'host' | 'v2' {
+  const raw = (process.env.PODLIFE_NODE_CONTAINERD ?? '').trim();
+  if (raw === '' || raw === 'host') return 'host';
+  if (raw === 'v2') return 'v2';
+  throw new Error(`PODLIFE_NODE_CONTAINERD=${raw} is not a runtime the node knows: 'host' (containerd 1.6, the default) or 'v2'`);
+}
 
 /** Why this host cannot run a node, or undefined when it can. */
 export function nodePrerequisiteProblem(): string | undefined {
@@ -155,7 +163,7 @@ export async function startNode(cp: ControlPlane, opts: NodeOptions = {}): Promi
   if (problem) throw new Error(problem);
   const log = opts.log ?? (() => {});
   const started = Date.now();
-  const assets: NodeAssets = await ensureNodeAssets({ log, ...(opts.kubernetes ? { kubernetes: opts.kubernetes } : {}), ...(opts.containerd ? { containerd: opts.containerd } : {}) });
+  const assets: NodeAssets = await ensureNodeAssets({ log, ...(opts.kubernetes ? { kubernetes: opts.kubernetes } : {}), containerd: opts.containerd ?? defaultContainerd() });
   const containerdVersion = run(assets.containerd, ['--version']).trim().split(/\s+/)[2] ?? 'unknown';
   const name = opts.name ?? 'node-1';
   // Short: unix socket paths are limited to 107 bytes.
