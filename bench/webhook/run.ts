@@ -4,7 +4,7 @@
 // the floor's p99, and < 5 ms. The two routes take turns in rounds of 2 s, 20 s each by default
 // (10,000 samples a route), so both see the same machine.
 //
-//   pnpm exec tsx --conditions=@podlife/source bench/webhook/run.ts [--rate 500] [--seconds 20]
+//   pnpm exec tsx --conditions=@podlife/source bench/webhook/run.ts [--rate 500] [--seconds 20] [--nodes 100]
 import { spawn } from 'node:child_process';
 import https from 'node:https';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,14 +20,15 @@ const arg = (name: string, dflt: number): number => {
   return i >= 0 ? Number(process.argv[i + 1]) : dflt;
 };
 const RATE = arg('rate', 500);
+const NODES = arg('nodes', 100);
 const SECONDS = arg('seconds', 20);
 const ROUND_SECONDS = 2;
 /** DESIGN 10: p99 <= 1.2x the empty route's p99, and < 5 ms. */
 const TARGET_RATIO = 1.2;
 const TARGET_P99_MS = 5;
 
-// A cluster of 100 nodes, all new enough: every review converts the sidecar (the expensive path).
-const nodes: V1Node[] = Array.from({ length: 100 }, (_, i) => ({ status: { nodeInfo: { kubeletVersion: `v1.${29 + (i % 4)}.${i % 7}` } as never } }));
+// A cluster of --nodes nodes, all new enough: every review converts the sidecar (the expensive path).
+const nodes: V1Node[] = Array.from({ length: NODES }, (_, i) => ({ metadata: { name: `node-${i}` }, status: { nodeInfo: { kubeletVersion: `v1.${29 + (i % 4)}.${i % 7}` } as never } }));
 
 const review = JSON.stringify({
   apiVersion: 'admission.k8s.io/v1',
@@ -150,13 +151,13 @@ if (process.argv.includes('--serve')) {
   await serve();
 } else {
   // The server runs in its own process, as in a cluster: the load generator must not share its event loop.
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--serve', '--nodes', String(NODES)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const first = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString())));
   const { port, ca } = JSON.parse(first) as { port: number; ca: string };
   try {
     const rounds = Math.max(1, Math.round(SECONDS / ROUND_SECONDS));
     console.log(
-      `webhook over TLS on loopback (server in its own process), ${RATE} requests/s for ${rounds * ROUND_SECONDS} s per route, ` +
+      `webhook over TLS on loopback (server in its own process, ${NODES.toLocaleString('en-US')} nodes), ${RATE} requests/s for ${rounds * ROUND_SECONDS} s per route, ` +
         `in ${rounds} alternating rounds of ${ROUND_SECONDS} s; review ${review.length} bytes; ${loadAverage()}`,
     );
     const empty = new Route(port, ca, '/empty');

@@ -105,7 +105,14 @@ export class ControllerApp {
     }
     if (flags.webhookPort !== undefined) {
       const informer = this.manager.informer<V1Node>({ path: '/api/v1/nodes', transform: keepKubeletVersion, name: 'nodes' });
-      this.nodes = () => informer.store.list();
+      // One array until a node changes: the webhook's answers about the list are kept per array
+      // (keystone's node-features), so an admission does not walk every node (docs/adr/0182).
+      let list: V1Node[] | undefined;
+      const changed = (): void => {
+        list = undefined;
+      };
+      for (const event of ['add', 'update', 'delete'] as const) informer.on(event, changed);
+      this.nodes = () => (list ??= informer.store.list());
     }
   }
 

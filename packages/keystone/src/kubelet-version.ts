@@ -7,6 +7,7 @@
  * anything unreadable counts as too old, never as new enough.
  */
 import type { V1Node } from '@kubernetes/client-node';
+import { perNodeList } from './node-features.js';
 
 export interface KubeletVersion {
   readonly major: number;
@@ -45,8 +46,12 @@ export function compareVersions(a: KubeletVersion, b: KubeletVersion): number {
   return a.major - b.major || a.minor - b.minor || a.patch - b.patch;
 }
 
-/** True when there is at least one node and every node's kubelet is >= 1.29. */
+/** True when there is at least one node and every node's kubelet is >= 1.29 (worked out once per list object). */
 export function nodesSupportNativeSidecars(nodes: readonly V1Node[]): boolean {
+  return perNodeList(nodes, 'native sidecars', allNativeSidecars);
+}
+
+function allNativeSidecars(nodes: readonly V1Node[]): boolean {
   if (nodes.length === 0) return false;
   for (const node of nodes) {
     const v = parseKubeletVersion(node.status?.nodeInfo?.kubeletVersion);
