@@ -108,7 +108,10 @@ export interface Connection {
   insecureSkipTLSVerify?: boolean;
 }
 
-function agentFor(server: URL, base: https.RequestOptions, maxSockets = 64): http.Agent {
+/** Connections kept to the API server per client (each request in flight holds one over HTTP/1.1). */
+const DEFAULT_MAX_SOCKETS = 128;
+
+function agentFor(server: URL, base: https.RequestOptions, maxSockets = DEFAULT_MAX_SOCKETS): http.Agent {
   const agentOpts = { keepAlive: true, maxSockets };
   return server.protocol === 'https:'
     ? new https.Agent({ ...agentOpts, ca: base.ca, cert: base.cert, key: base.key, rejectUnauthorized: base.rejectUnauthorized ?? true })

@@ -31,7 +31,7 @@ export interface KeystoneControllerOptions extends Omit<KeystoneReconcilerOption
   /**
    * Pods reconciled at once; default 64 (docs/adr/0181). A reconcile holds its worker while its
    * stop is delivered and its record written, so the default covers a trigger rate times a slow
-   * API server's round trip, within the client's 64 sockets.
+   * API server's round trip, within the client's socket pool (128 by default).
    */
   concurrency?: number;
   /** List and watch only pods labelled `podlife.dev/managed: "true"` (DESIGN 3.7); default false. */
