@@ -141,7 +141,8 @@ function cleanupScript(dir: string, bridge: string, sock: string, runcRoot: stri
   return [
     '#!/bin/sh',
     `DIR=${d}; SOCK=${shQuote(sock)}; RUNC_ROOT=${shQuote(runcRoot)}; BRIDGE=${shQuote(bridge)}; CGROUP=${shQuote(cgroup)}`,
-    'if [ -d "$RUNC_ROOT" ]; then for id in $(runc --root "$RUNC_ROOT" list -q 2>/dev/null); do runc --root "$RUNC_ROOT" delete --force "$id" >/dev/null 2>&1; done; fi',
+    // The shim keeps each namespace's containers under a folder of its own (k8s.io for the CRI).
+    'for r in "$RUNC_ROOT" "$RUNC_ROOT"/*/; do [ -d "$r" ] || continue; for id in $(runc --root "$r" list -q 2>/dev/null); do runc --root "$r" delete --force "$id" >/dev/null 2>&1; done; done',
     // A shim is ours when its command line names our socket (a path under our folder).
     'for p in /proc/[0-9]*; do',
     '  if tr "\\000" "\\n" < "$p/cmdline" 2>/dev/null | grep -qxF -- "$SOCK"; then kill -9 "${p#/proc/}" 2>/dev/null; fi',
