@@ -74,8 +74,13 @@ try {
   const reaction: number[] = [];
   const delivery: number[] = [];
   /** Per trigger: when the bench's informer, the controller's informer and the actuator saw it (ms after the write was sent). */
-  const stages = new Map<string, { floor?: number; cache?: number; issued?: number }>();
-  const stageOf = (name: string) => stages.get(name) ?? (stages.set(name, {}), stages.get(name) as { floor?: number; cache?: number; issued?: number });
+  type Stages = { floor?: number; cache?: number; issued?: number };
+  const stages = new Map<string, Stages>();
+  const stageOf = (name: string): Stages => {
+    let s = stages.get(name);
+    if (!s) stages.set(name, (s = {}));
+    return s;
+  };
 
   // The controller, with an actuator that records when the first stop is issued (and succeeds
   // at once: no kubelet runs here, so nothing would act on an ephemeral container anyway).
@@ -139,11 +144,12 @@ try {
   let fresh = 0;
   // How often every worker was busy (sampled every 20 ms): a trigger then waits for a free one.
   const busy = { samples: 0, saturated: 0, max: 0 };
-  const activeGauge = manager.registry.getSingleMetric('controller_runtime_active_workers');
-  const workerCap = (await (manager.registry.getSingleMetric('controller_runtime_max_concurrent_reconciles') as unknown as { get(): Promise<{ values: { value: number; labels: Record<string, string> }[] }> }).get()).values.find((x) => x.labels.controller === 'keystone')?.value ?? NaN;
+  /** The keystone controller's value of one of core's controller gauges. */
+  const keystoneGauge = async (name: string): Promise<number> =>
+    (await manager.registry.getSingleMetric(name)?.get())?.values.find((x) => x.labels.controller === 'keystone')?.value ?? NaN;
+  const workerCap = await keystoneGauge('controller_runtime_max_concurrent_reconciles');
   const sampler = setInterval(() => {
-    void (activeGauge as unknown as { get(): Promise<{ values: { value: number; labels: Record<string, string> }[] }> } | undefined)?.get().then((m) => {
-      const v = m.values.find((x) => x.labels.controller === 'keystone')?.value ?? 0;
+    void keystoneGauge('controller_runtime_active_workers').then((v) => {
       busy.samples++;
       busy.max = Math.max(busy.max, v);
       if (v >= workerCap) busy.saturated++;
