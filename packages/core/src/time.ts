@@ -62,7 +62,9 @@ function utcSeconds(s: string): number | undefined {
   const minute = digits(s, 14, 16);
   const second = digits(s, 17, 19);
   const ms = end === 19 ? 0 : fractionMs(digits(s, 20, end), fraction);
-  if (year < 1000 || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59 || ms < 0) return undefined;
+  if (year < 1000 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59 || ms < 0) {
+    return undefined;
+  }
   return ((daysSinceEpoch(year, month, day) * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + ms;
 }
 

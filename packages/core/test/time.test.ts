@@ -28,6 +28,18 @@ describe('time: wire timestamps and Dates read alike', () => {
       assert.equal(timeMs(text), Number.isNaN(Date.parse(text)) ? undefined : Date.parse(text), text);
     }
   });
+  it('rejects a character that is not a digit in any field, as Date.parse does', () => {
+    const text = '2026-01-02T03:04:05.123Z';
+    for (let i = 0; i < text.length; i++) {
+      if (!/[0-9]/.test(text.charAt(i))) continue;
+      for (const c of ['/', ':', ' ', 'a']) {
+        const bad = text.slice(0, i) + c + text.slice(i + 1);
+        for (const form of [bad, bad.replace('.123Z', 'Z')]) {
+          assert.equal(timeMs(form), Number.isNaN(Date.parse(form)) ? undefined : Date.parse(form), form);
+        }
+      }
+    }
+  });
   it('answers undefined for absent or unparsable values', () => {
     assert.equal(timeMs(undefined), undefined);
     assert.equal(timeMs('not a time'), undefined);
