@@ -275,20 +275,6 @@ const NAMES_SHOWN = 5;
 /** Below this many containers a scan beats building an index. */
 const SCAN_MAX = 8;
 
-/** Name -> first index in a container list; scans small lists, indexes large ones once. */
-class NameIndex {
-  private map: Map<string, number> | undefined;
-  constructor(private readonly names: readonly string[]) {}
-  indexOf(name: string): number {
-    if (this.names.length <= SCAN_MAX) return this.names.indexOf(name);
-    if (!this.map) {
-      this.map = new Map();
-      for (let i = this.names.length - 1; i >= 0; i--) this.map.set(this.names[i] as string, i);
-    }
-    return this.map.get(name) ?? -1;
-  }
-}
-
 /** Collects problems: the first few as errors, the rest only counted. */
 class Problems {
   readonly errors: InvalidAnnotationError[] = [];
@@ -315,15 +301,17 @@ class Problems {
   }
 }
 
-/** The names of a container list as the API server would have them; anything malformed names nothing. */
+/** A container's name as the API server would have it; anything malformed names nothing. */
+function nameOf(c: unknown): string {
+  const name = typeof c === 'object' && c !== null ? (c as { name?: unknown }).name : undefined;
+  return typeof name === 'string' ? name : '';
+}
+
+/** The names of a container list as the API server would have them. */
 function namesOf(list: unknown): string[] {
   if (!Array.isArray(list)) return [];
   const out = new Array<string>(list.length);
-  for (let i = 0; i < list.length; i++) {
-    const c: unknown = list[i];
-    const name = typeof c === 'object' && c !== null ? (c as { name?: unknown }).name : undefined;
-    out[i] = typeof name === 'string' ? name : '';
-  }
+  for (let i = 0; i < list.length; i++) out[i] = nameOf(list[i]);
   return out;
 }
 
@@ -376,33 +364,48 @@ function containerKeyPrefix(key: string): string | undefined {
 /** A per-container key names a native sidecar (an init container with restartPolicy Always). */
 const NATIVE = -1;
 
+/** A container as the keys read so far describe it; a valid reading hands it out as its ContainerLifecycle. */
+interface ContainerDraft {
+  readonly name: string;
+  role: ContainerLifecycle['role'];
+  /** DEFAULT_STOP until a stop key sets one: parseStopSpec never answers DEFAULT_STOP itself. */
+  stop: StopSpec;
+  readonly index: number;
+}
+
+/** spec.containers as drafts: every one a main container stopped by the default, until a key says otherwise. */
+function draftsOf(list: unknown): ContainerDraft[] {
+  if (!Array.isArray(list)) return [];
+  const out = new Array<ContainerDraft>(list.length);
+  for (let i = 0; i < list.length; i++) out[i] = { name: nameOf(list[i]), role: 'main', stop: DEFAULT_STOP, index: i };
+  return out;
+}
+
 /**
- * What the per-container keys say, indexed like spec.containers (native sidecars apart), and
- * the lookup of the container a key names.
+ * What the per-container keys say, as one draft per container of spec.containers (native
+ * sidecars apart), and the lookup of the container a key names.
  */
 class ContainerKeys {
-  readonly names: string[];
-  readonly roles: (ContainerRole | undefined)[];
-  /** The key that set each role, for messages. */
-  readonly roleKeys: (string | undefined)[];
-  readonly stops: (StopSpec | undefined)[];
+  readonly containers: ContainerDraft[];
   /** Created with the first one: most pods have none. */
   nativeSidecars: Set<string> | undefined;
   /** A pod-level key (`podlife.dev/on-keystone-exit`, ...) is among the pod's own keys. */
   podLevelKeys = false;
-  private readonly index: NameIndex;
+  /**
+   * The alias keys (`sidecars.alpha.kubernetes.io/<name>`) that set a role, by container index,
+   * for messages; any other role was set by `role.podlife.dev/<name>`. Created with the first.
+   */
+  private aliasRoleKeys: Map<number, string> | undefined;
+  /** Name -> first index, built once for long lists only: below SCAN_MAX a scan is cheaper. */
+  private byName: Map<string, number> | undefined;
   private readonly nativeNames: ReadonlySet<string>;
   private readonly initContainers: unknown;
   private initIndex: Set<string> | undefined;
 
   constructor(spec: SpecView) {
-    this.names = namesOf(spec.containers);
-    this.index = new NameIndex(this.names);
+    this.containers = draftsOf(spec.containers);
     this.initContainers = spec.initContainers;
     this.nativeNames = nativeNamesOf(spec.initContainers);
-    this.roles = new Array<ContainerRole | undefined>(this.names.length);
-    this.roleKeys = new Array<string | undefined>(this.names.length);
-    this.stops = new Array<StopSpec | undefined>(this.names.length);
   }
 
   /** The index in spec.containers of the container `name`, NATIVE, or undefined with the problem recorded. */
@@ -411,7 +414,7 @@ class ContainerKeys {
       problems.add(key, value, () => 'names no container: the key must end with a container name');
       return undefined;
     }
-    const i = this.index.indexOf(name);
+    const i = this.indexOf(name);
     if (i >= 0) return i;
     if (this.nativeNames.has(name)) return NATIVE;
     this.initIndex ??= new Set(namesOf(this.initContainers));
@@ -419,37 +422,65 @@ class ContainerKeys {
     problems.add(key, value, () =>
       isInit
         ? `"${clipText(name, 63)}" is an init container; only spec.containers (and native sidecars) take part in the keystone lifecycle`
-        : `no container "${clipText(name, 63)}" in spec.containers (have: ${describeNames(this.names)})`,
+        : `no container "${clipText(name, 63)}" in spec.containers (have: ${describeNames(this.containers.map((c) => c.name))})`,
     );
     return undefined;
+  }
+
+  private indexOf(name: string): number {
+    const containers = this.containers;
+    if (containers.length <= SCAN_MAX) {
+      for (let i = 0; i < containers.length; i++) if ((containers[i] as ContainerDraft).name === name) return i;
+      return -1;
+    }
+    if (!this.byName) {
+      this.byName = new Map();
+      for (let i = containers.length - 1; i >= 0; i--) this.byName.set((containers[i] as ContainerDraft).name, i);
+    }
+    return this.byName.get(name) ?? -1;
   }
 
   readStop(key: string, value: string, i: number, options: LifecycleOptions, problems: Problems): void {
     try {
       const stop = parseStopSpec(value, key, options);
-      if (i !== NATIVE) this.stops[i] = stop;
+      if (i !== NATIVE) (this.containers[i] as ContainerDraft).stop = stop;
     } catch (err) {
       problems.push(err instanceof InvalidAnnotationError ? err : new InvalidAnnotationError(key, value, 'malformed stop spec'));
     }
   }
 
-  readRole(key: string, value: string, name: string, i: number, problems: Problems): void {
+  readRole(key: string, prefix: string, value: string, name: string, i: number, problems: Problems): void {
     if (value !== 'keystone' && value !== 'sidecar') {
       problems.add(key, value, () => 'role must be "keystone" or "sidecar"');
     } else if (i === NATIVE) {
       if (value === 'sidecar') (this.nativeSidecars ??= new Set()).add(name);
       else problems.add(key, value, () => `"${name}" is a native sidecar (an init container with restartPolicy Always) and cannot be the keystone`);
     } else {
-      const previous = this.roles[i];
-      if (previous !== undefined && previous !== value) {
-        problems.add(key, value, () => `conflicts with "${this.roleKeys[i]}" = "${previous}": a container has one role`);
+      const c = this.containers[i] as ContainerDraft;
+      const previous = c.role;
+      if (previous === value) return;
+      if (previous !== 'main') {
+        problems.add(key, value, () => `conflicts with "${this.roleKey(i)}" = "${previous}": a container has one role`);
         return;
       }
-      this.roles[i] = value;
-      this.roleKeys[i] ??= key;
+      c.role = value;
+      if (prefix === Annotation.AliasPrefix) (this.aliasRoleKeys ??= new Map()).set(i, key);
     }
   }
+
+  /** The key that set the role of container `i`, if one did. */
+  roleKey(i: number): string | undefined {
+    const c = this.containers[i];
+    if (c === undefined || c.role === 'main') return undefined;
+    return this.aliasRoleKeys?.get(i) ?? Annotation.RolePrefix + c.name;
+  }
 }
+
+/**
+ * In a for-in loop V8 answers `hasOwnProperty.call(object, key)` from the loop's own key cache;
+ * `Object.hasOwn`, the same test, it calls every time (about twice the cost of the whole loop).
+ */
+const hasOwnProperty = Object.prototype.hasOwnProperty;
 
 /**
  * Step 1: every role and stop key, checked against the containers it names; and whether any
@@ -458,7 +489,7 @@ class ContainerKeys {
 function readContainerKeys(annotations: Record<string, unknown>, spec: SpecView, options: LifecycleOptions, problems: Problems): ContainerKeys {
   const keys = new ContainerKeys(spec);
   for (const key in annotations) {
-    if (!Object.hasOwn(annotations, key)) continue;
+    if (!hasOwnProperty.call(annotations, key)) continue;
     const prefix = containerKeyPrefix(key);
     if (prefix === undefined) {
       keys.podLevelKeys ||= isPodLevelKey(key);
@@ -473,7 +504,7 @@ function readContainerKeys(annotations: Record<string, unknown>, spec: SpecView,
     const i = keys.find(key, value, name, problems);
     if (i === undefined) continue;
     if (prefix === Annotation.StopPrefix) keys.readStop(key, value, i, options, problems);
-    else keys.readRole(key, value, name, i, problems);
+    else keys.readRole(key, prefix, value, name, i, problems);
   }
   return keys;
 }
@@ -500,17 +531,18 @@ function readPodOptions(annotations: Record<string, unknown>, problems: Problems
 function checkRoles(keys: ContainerKeys, limit: number, problems: Problems): number {
   let keystones = 0;
   let mains = 0;
-  for (let i = 0; i < keys.names.length; i++) {
-    if (keys.roles[i] === 'keystone') {
+  for (const c of keys.containers) {
+    if (c.role === 'keystone') {
       keystones++;
       if (keystones > limit) {
-        problems.add(keys.roleKeys[i] ?? '', 'keystone', () => `more keystones than allowed: at most ${limit} per pod (the controller's keystone limit)`);
+        problems.add(keys.roleKey(c.index) ?? '', 'keystone', () => `more keystones than allowed: at most ${limit} per pod (the controller's keystone limit)`);
       }
     }
-    if (keys.roles[i] !== 'sidecar') mains++;
+    if (c.role !== 'sidecar') mains++;
   }
-  if (keys.names.length > 0 && mains === 0) {
-    const firstKey = keys.roleKeys.find((k) => k !== undefined) ?? Annotation.RolePrefix;
+  if (keys.containers.length > 0 && mains === 0) {
+    // Every container is a sidecar: the first one's key set a role.
+    const firstKey = keys.roleKey(0) ?? Annotation.RolePrefix;
     problems.add(firstKey, 'sidecar', () => 'every container is marked sidecar: a pod needs at least one main container');
   }
   return keystones;
@@ -522,13 +554,12 @@ function checkRoles(keys: ContainerKeys, limit: number, problems: Problems): num
  * may stop needs a stop that is not a signal.
  */
 function checkSharedPidStops(keys: ContainerKeys, hasKeystone: boolean, problems: Problems): void {
-  for (let i = 0; i < keys.names.length; i++) {
-    const stoppable = hasKeystone ? keys.roles[i] !== 'keystone' : keys.roles[i] === 'sidecar';
-    const stop = keys.stops[i] ?? DEFAULT_STOP;
-    if (stoppable && stop.kind === 'signal') {
+  for (const c of keys.containers) {
+    const stoppable = hasKeystone ? c.role !== 'keystone' : c.role === 'sidecar';
+    if (stoppable && c.stop.kind === 'signal') {
       problems.add(
-        Annotation.StopPrefix + keys.names[i],
-        keys.stops[i] ? formatStopSpec(stop) : undefined,
+        Annotation.StopPrefix + c.name,
+        c.stop === DEFAULT_STOP ? undefined : formatStopSpec(c.stop),
         () => "with shareProcessNamespace, PID 1 is the pod's pause process, so signal stops are refused: use preset:, http: or exec: for this container",
       );
     }
@@ -539,16 +570,10 @@ const NO_NATIVE_SIDECARS: readonly string[] = Object.freeze([]);
 
 /** Step 5: the reading of a pod found valid. */
 function lifecycleOf(keys: ContainerKeys, options: PodOptions): PodLifecycle {
-  const containers: ContainerLifecycle[] = new Array<ContainerLifecycle>(keys.names.length);
   const keystones: ContainerLifecycle[] = [];
-  for (let i = 0; i < keys.names.length; i++) {
-    const role = keys.roles[i];
-    const c: ContainerLifecycle = { name: keys.names[i] as string, role: role ?? 'main', stop: keys.stops[i] ?? DEFAULT_STOP, index: i };
-    if (role === 'keystone') keystones.push(c);
-    containers[i] = c;
-  }
+  for (const c of keys.containers) if (c.role === 'keystone') keystones.push(c);
   return {
-    containers,
+    containers: keys.containers,
     keystones,
     nativeSidecars: keys.nativeSidecars === undefined ? NO_NATIVE_SIDECARS : [...keys.nativeSidecars],
     onKeystoneExit: options.onKeystoneExit,

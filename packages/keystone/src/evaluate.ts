@@ -495,21 +495,30 @@ function planStop(
   // any, and each entry after them is a stage of its own.
   const containers = lifecycle.containers;
   const order: ContainerLifecycle[] = [];
-  if (keystone !== undefined) for (const c of containers) if (c !== keystone && c.role !== 'sidecar') order.push(c);
+  const targets: string[] = [];
+  if (keystone !== undefined) {
+    for (const c of containers) {
+      if (c !== keystone && c.role !== 'sidecar') {
+        order.push(c);
+        targets.push(c.name);
+      }
+    }
+  }
   const mainCount = order.length;
   for (let i = containers.length - 1; i >= 0; i--) {
     const c = containers[i] as ContainerLifecycle;
-    if (c.role === 'sidecar') order.push(c);
+    if (c.role === 'sidecar') {
+      order.push(c);
+      targets.push(c.name);
+    }
   }
   const stageCount = mainCount > 0 ? order.length - mainCount + 1 : order.length;
-  const targets = order.map((c) => c.name);
 
   const progress: V1PodCondition | undefined = findCondition(pod.status?.conditions, ConditionType.SidecarsStopped);
   const recording = progress?.status === 'False';
   // The record read back, and then what only the pod shows (stop containers it does not list).
-  const issued = recording ? issuedStops(progress.message) : [];
-  const recordedCount = issued.length;
-  addEphemeralStops(pod, targets, issued, nowMs);
+  const recorded: readonly IssuedStop[] = recording ? issuedStops(progress.message) : NOTHING_RECORDED;
+  const issued = withEphemeralStops(pod, targets, recorded, nowMs);
   // Entries of older records carry no time: the record's own start stands in for it.
   const undated = recording ? (timeMs(progress.lastTransitionTime) ?? firedAtMs) : firedAtMs;
   const issuedAt = issuedTimes(issued, undated);
@@ -547,15 +556,15 @@ function planStop(
     // Each container gets its share from when its own stop was issued: an equal part of what is
     // left of the budget then, and never less than the minimum, however late that was.
     let stageIssued = false;
+    let pending = false;
     for (const c of running) {
       const at = issuedAt.get(c.name);
-      stageIssued ||= at !== undefined;
+      if (at === undefined) pending = true;
+      else stageIssued = true;
       const from = at ?? nowMs;
       stageDeadlineMs = Math.max(stageDeadlineMs, from + Math.max(minStage, (budgetEnd - from) / stagesLeft));
     }
     const escalatedAt = issued.length > 0 ? escalationTime(issued, running, undated) : undefined;
-    let pending = false;
-    for (const c of running) pending ||= !issuedAt.has(c.name);
     if (pending) {
       if (!stageIssued && nowMs - onTimeStart > LATE_AFTER_MS) lateByMs = nowMs - onTimeStart;
       nextEvaluationAtMs = stageDeadlineMs;
@@ -612,7 +621,7 @@ function planStop(
   if (failed.length > 0) {
     const failure = stopFailedUpdate(targets, issued, failed.join(', '), STILL_RUNNING, stopped);
     updates.push({ ...failure, events: [...newlyStopped.map(containerStoppedEvent), ...failure.events] });
-  } else if (progress === undefined || progress.status !== 'False' || issued.length > recordedCount || newlyStopped.length > 0) {
+  } else if (progress === undefined || progress.status !== 'False' || issued.length > recorded.length || newlyStopped.length > 0) {
     updates.push(stoppingUpdate(targets, issued, stopped, newlyStopped));
   }
   return {
@@ -656,6 +665,7 @@ function stopStep(c: ContainerLifecycle, stage: number, method: StopMethod, issu
 }
 
 const NOTHING_ISSUED: ReadonlyMap<string, number> = new Map();
+const NOTHING_RECORDED: readonly IssuedStop[] = Object.freeze([]);
 const NONE_STOPPED: readonly string[] = Object.freeze([]);
 
 /** When each container's stop spec was first issued (`undated` for entries without a time). */
@@ -702,13 +712,15 @@ export function stopContainerExit(pod: V1Pod, container: string): number | undef
 }
 
 /**
- * An ephemeral stop container in the pod is itself a record that its stop was issued: a
- * controller that died between adding it and writing the progress condition must neither add
- * it again nor announce the stop twice.
+ * The recorded stops, and the stops evident from ephemeral stop containers the record does not
+ * list: such a container is itself a record that its stop was issued, and a controller that died
+ * between adding it and writing the progress condition must neither add it again nor announce
+ * the stop twice. `recorded` itself when the pod shows nothing more.
  */
-function addEphemeralStops(pod: V1Pod, targets: readonly string[], issued: IssuedStop[], nowMs: number): void {
+function withEphemeralStops(pod: V1Pod, targets: readonly string[], recorded: readonly IssuedStop[], nowMs: number): readonly IssuedStop[] {
   const ephemerals = pod.spec?.ephemeralContainers;
-  if (!Array.isArray(ephemerals) || ephemerals.length === 0) return;
+  if (!Array.isArray(ephemerals) || ephemerals.length === 0) return recorded;
+  const issued = [...recorded];
   const targetOf = new Map<string, string | undefined>();
   for (const e of ephemerals) if (e && typeof e.name === 'string') targetOf.set(e.name, e.targetContainerName);
   const seen = issuedSet(issued);
@@ -719,6 +731,7 @@ function addEphemeralStops(pod: V1Pod, targets: readonly string[], issued: Issue
       if (targetOf.get(name) === container) issued.push({ container, escalated, atMs: ephemeralStartedAt(pod, name) ?? nowMs });
     }
   }
+  return issued;
 }
 
 /** When a stop container started (running or terminated), as its status says. */

@@ -349,6 +349,30 @@ describe('evaluatePod', () => {
       assert.deepEqual(d.updates.map((u) => `${u.condition.type}=${u.condition.status}`), ['podlife.dev/LifecycleValid=True']);
     });
 
+    it('a conflict names the key that set the role first, primary or alias', () => {
+      const messages = (p: PodBuilder): string[] => {
+        const d = run({ pod: p });
+        return d.action === 'invalid' ? d.errors.map((e) => e.message) : [];
+      };
+      const aliasFirst = pod().keystone('app').container('proxy').annotate('sidecars.alpha.kubernetes.io/proxy', 'sidecar').annotate('role.podlife.dev/proxy', 'keystone');
+      assert.deepEqual(messages(aliasFirst), [
+        'annotation "role.podlife.dev/proxy" = "keystone": conflicts with "sidecars.alpha.kubernetes.io/proxy" = "sidecar": a container has one role',
+      ]);
+      const primaryFirst = pod().keystone('app').container('proxy').annotate('role.podlife.dev/proxy', 'sidecar').annotate('sidecars.alpha.kubernetes.io/proxy', 'keystone');
+      assert.deepEqual(messages(primaryFirst), [
+        'annotation "sidecars.alpha.kubernetes.io/proxy" = "keystone": conflicts with "role.podlife.dev/proxy" = "sidecar": a container has one role',
+      ]);
+      const overLimit = pod().container('app').annotate('sidecars.alpha.kubernetes.io/b', 'keystone').keystone('a').container('b');
+      assert.match(messages(overLimit).join('\n'), /^annotation "sidecars\.alpha\.kubernetes\.io\/b" = "keystone": more keystones/);
+    });
+
+    it('with shareProcessNamespace, a signal stop is quoted when a key set it, and not when it is the default', () => {
+      const d = run({ pod: pod().shareProcessNamespace().container('app').sidecar('proxy', 'signal:TERM').sidecar('log') });
+      assert.equal(d.action, 'invalid');
+      const values = d.action === 'invalid' ? d.errors.map((e) => `${e.key}=${e.value ?? '(default)'}`) : [];
+      assert.deepEqual(values, ['stop.podlife.dev/proxy=signal:TERM', 'stop.podlife.dev/log=(default)']);
+    });
+
     it('agreeing primary and alias keys are one role', () => {
       const p = pod().container('app').sidecar('proxy').annotate('sidecars.alpha.kubernetes.io/proxy', 'sidecar').finished('app', 0);
       assert.equal(summary(run({ pod: p })), 'stop:S [proxy@0]');
