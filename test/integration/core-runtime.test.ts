@@ -24,33 +24,10 @@ import {
   type LeaseApi,
 } from '@podlife/core';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
+import { retry, waitFor } from '../support/wait.js';
 
 
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<number> {
-  const start = Date.now();
-  let lastErr: unknown;
-  while (Date.now() - start < timeoutMs) {
-    try {
-      if (await check()) return Date.now() - start;
-    } catch (err) {
-      lastErr = err;
-    }
-    await sleep(100);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? ` (last error: ${String(lastErr)})` : ''}`);
-}
 
-/** Retries a write across the moments the API server is restarting. */
-async function retry<T>(fn: () => Promise<T>, attempts = 50): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (i >= attempts) throw err;
-      await sleep(200);
-    }
-  }
-}
 
 const cmPath = (namespace: string, name?: string): string => resourcePath({ version: 'v1', resource: 'configmaps', namespace, name });
 
@@ -81,7 +58,7 @@ function sameState(a: Map<string, string>, b: Map<string, string>): boolean {
 }
 
 async function expectStoreMatchesServer(client: KubeClient, namespace: string, informer: Informer<V1ConfigMap>, timeoutMs = 30_000): Promise<void> {
-  await waitFor('the informer store to equal the server state', async () => sameState(storeState(informer), await serverState(client, namespace)), timeoutMs);
+  await waitFor('the informer store to equal the server state', async () => sameState(storeState(informer), await serverState(client, namespace)), { timeoutMs });
 }
 
 describe('core runtime against a real API server', function () {
@@ -198,7 +175,7 @@ describe('core runtime against a real API server', function () {
       inf.on('relist', (reason) => relists.push(reason));
       inf.start();
       try {
-        await waitFor('a relist', () => relists.length > 0, 60_000);
+        await waitFor('a relist', () => relists.length > 0, { timeoutMs: 60_000 });
         assert.match(relists[0] ?? '', /410/);
         assert.deepEqual(seen.sort(), ['add new', 'delete vanish', 'update change']);
         await expectStoreMatchesServer(client, ns, inf);
@@ -278,7 +255,7 @@ describe('core runtime against a real API server', function () {
       const a = replica(ns, 'a');
       const b = replica(ns, 'b');
       a.elector.start();
-      await waitFor('a to lead', () => a.elector.isLeader(), 10_000);
+      await waitFor('a to lead', () => a.elector.isLeader(), { timeoutMs: 10_000 });
       b.elector.start();
       try {
         await sleep(5_000);
@@ -286,7 +263,7 @@ describe('core runtime against a real API server', function () {
         assert.equal(b.elector.isLeader(), false);
         const stoppedAt = Date.now();
         await a.elector.stop();
-        await waitFor('b to lead', () => b.elector.isLeader(), 10_000);
+        await waitFor('b to lead', () => b.elector.isLeader(), { timeoutMs: 10_000 });
         const failoverMs = Date.now() - stoppedAt;
         assert.ok(failoverMs < 3_000, `failover took ${failoverMs} ms`);
         const lease = await client.get<{ spec?: { holderIdentity?: string; leaseTransitions?: number } }>(
@@ -313,15 +290,15 @@ describe('core runtime against a real API server', function () {
       const a = replica(ns, 'a', flaky);
       const b = replica(ns, 'b');
       a.elector.start();
-      await waitFor('a to lead', () => a.elector.isLeader(), 10_000);
+      await waitFor('a to lead', () => a.elector.isLeader(), { timeoutMs: 10_000 });
       b.elector.start();
       try {
         await sleep(3_000);
         partitioned = true;
         const cutAt = Date.now();
-        await waitFor('a to step down', () => !a.elector.isLeader(), 20_000);
+        await waitFor('a to step down', () => !a.elector.isLeader(), { timeoutMs: 20_000 });
         const stepDownMs = Date.now() - cutAt;
-        await waitFor('b to lead', () => b.elector.isLeader(), 30_000);
+        await waitFor('b to lead', () => b.elector.isLeader(), { timeoutMs: 30_000 });
         const takeoverMs = Date.now() - cutAt;
         assert.ok(stepDownMs <= 12_500, `a stepped down after ${stepDownMs} ms`);
         assert.ok(takeoverMs > stepDownMs, 'never two leaders');

@@ -12,9 +12,6 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { ContentType, KubeClient, createLogger, resourcePath } from '@podlife/core';
@@ -24,7 +21,6 @@ import {
   controllerPermissions,
   defaultDeployOptions,
   deployFiles,
-  devCertificates,
   type ControllerFlags,
   type KubeManifest,
 } from '@podlife/controller';
@@ -35,6 +31,7 @@ import { SimulatedKubelet, SCRIPT_ANNOTATION } from '../support/kubelet.js';
 import { sharedRealCluster, type RealNode } from '../support/node.js';
 import { manifestPath } from '../support/manifests.js';
 import { waitFor } from '../support/wait.js';
+import { localWebhook, type LocalWebhook } from '../support/webhook.js';
 
 
 async function applyServerSide(client: KubeClient, m: KubeManifest): Promise<void> {
@@ -53,7 +50,7 @@ describe('deploy manifests and RBAC (real API server)', function () {
   let kubelet: SimulatedKubelet;
   let sa: KubeClient;
   let app: ControllerApp | undefined;
-  let dir: string;
+  let tls: LocalWebhook | undefined;
   const logLines: string[] = [];
   const applied: KubeManifest[] = [];
 
@@ -95,10 +92,8 @@ describe('deploy manifests and RBAC (real API server)', function () {
     // The API server's RBAC cache takes a moment to see new bindings; start once they are in force.
     await waitFor('the RoleBinding in force', async () => sa.get(podsPath(scoped)).then(() => true));
 
-    const certs = await devCertificates(['127.0.0.1']);
-    dir = mkdtempSync(join(tmpdir(), 'podlife-rbac-'));
-    writeFileSync(join(dir, 'tls.crt'), certs.certPem);
-    writeFileSync(join(dir, 'tls.key'), certs.keyPem);
+    // Served, not registered: these tests create pods without the webhook in their way.
+    tls = await localWebhook(cp.client, 'podlife-rbac');
     const flags: ControllerFlags = {
       controllers: ['keystone', 'network-conditions', 'node-readiness'],
       namespaces: [scoped],
@@ -110,8 +105,8 @@ describe('deploy manifests and RBAC (real API server)', function () {
       leaderElectionNamespace: system,
       leaderElectionId: defaultDeployOptions.leaseName,
       webhookPort: 0,
-      tlsCertFile: join(dir, 'tls.crt'),
-      tlsKeyFile: join(dir, 'tls.key'),
+      tlsCertFile: tls.certFile,
+      tlsKeyFile: tls.keyFile,
       metricsPort: undefined,
       healthPort: undefined,
       logLevel: 'info',
@@ -146,7 +141,7 @@ describe('deploy manifests and RBAC (real API server)', function () {
     await kubelet?.stop();
     for (const ns of [scoped, outside, system]) await cp.client.delete(`/api/v1/namespaces/${ns}`).catch(() => undefined);
     for (const m of applied.filter((x) => !x.metadata.namespace && x.kind !== 'Namespace')) await cp.client.delete(manifestPath(m)).catch(() => undefined);
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await tls?.remove();
   });
 
   it('every generated object is accepted by server-side apply', () => {

@@ -6,15 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { createLogger, resourcePath } from '@podlife/core';
-import { ControllerApp, devCertificates, webhookEntry, type ControllerConfig, type ControllerFlags } from '@podlife/controller';
+import { ControllerApp, type ControllerConfig, type ControllerFlags } from '@podlife/controller';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { SimulatedKubelet, SCRIPT_ANNOTATION, type PodScript } from '../support/kubelet.js';
 import { waitFor } from '../support/wait.js';
+import { localWebhook, type LocalWebhook } from '../support/webhook.js';
 import { keystoneFlags } from '../support/controller-flags.js';
 
 const config: ControllerConfig = { execCommands: {}, ephemeralContainerImage: undefined, keystoneLimit: 1, defaultStrategy: 'auto', namespaces: [] };
@@ -80,8 +78,7 @@ describe('keystone native sidecars and kubelet version skew (real API server, si
 
   describe('native sidecars at admission (the API server calls the webhook over TLS)', () => {
     let webhookApp: ControllerApp;
-    let dir: string;
-    const hookName = 'podlife-e2e';
+    let webhook: LocalWebhook | undefined;
     const labels = { 'podlife.dev/admission': 'enabled' };
     const template = () =>
       podTemplate({ containers: [{ name: 'app' }, { name: 'proxy', role: 'sidecar' }], labels, script: { containers: { app: { runMs: 60_000 } } } });
@@ -89,22 +86,14 @@ describe('keystone native sidecars and kubelet version skew (real API server, si
     const dryRunPod = async () => createPod(`dry-${randomBytes(3).toString('hex')}`, template(), { dryRun: 'All' });
 
     before(async () => {
-      const certs = await devCertificates(['127.0.0.1']);
-      dir = mkdtempSync(join(tmpdir(), 'podlife-e2e-tls-'));
-      writeFileSync(join(dir, 'tls.crt'), certs.certPem);
-      writeFileSync(join(dir, 'tls.key'), certs.keyPem);
-      webhookApp = await startApp({ controllers: ['keystone'], dryRun: true, webhookPort: 0, tlsCertFile: join(dir, 'tls.crt'), tlsKeyFile: join(dir, 'tls.key') });
-      const url = `https://127.0.0.1:${webhookApp.webhook!.port}/mutate-pods`;
-      await cp.client.create('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
-        metadata: { name: hookName },
-        webhooks: [webhookEntry({ url, caBundle: Buffer.from(certs.caPem).toString('base64') }, { namespace: 'podlife-system', namespaces: [ns] })],
-      });
+      webhook = await localWebhook(cp.client, 'podlife-e2e');
+      webhookApp = await startApp({ controllers: ['keystone'], dryRun: true, webhookPort: 0, tlsCertFile: webhook.certFile, tlsKeyFile: webhook.keyFile });
+      await webhook.register(webhookApp.webhook!.port, [ns]);
     });
     after(async () => {
-      await cp.client.delete(`/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${hookName}`).catch(() => undefined);
       await cp.client.delete('/api/v1/nodes/node-old').catch(() => undefined);
       await webhookApp?.stop();
-      rmSync(dir, { recursive: true, force: true });
+      await webhook?.remove();
     });
 
     it('converts the sidecar to a native one when every node runs kubelet >= 1.29', async () => {

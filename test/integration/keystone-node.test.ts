@@ -23,10 +23,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { V1Container, V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
 import { createLogger, isNotFound, resourcePath } from '@podlife/core';
-import { ControllerApp, devCertificates, webhookEntry, type ControllerConfig, type ControllerFlags } from '@podlife/controller';
+import { ControllerApp, type ControllerConfig, type ControllerFlags } from '@podlife/controller';
 import type { ControlPlane } from '../support/control-plane.js';
 import { containerLog, sharedRealCluster, type RealNode } from '../support/node.js';
 import { waitFor } from '../support/wait.js';
+import { localWebhook, type LocalWebhook } from '../support/webhook.js';
 import { keystoneFlags } from '../support/controller-flags.js';
 
 type Role = 'keystone' | 'sidecar';
@@ -497,23 +498,15 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
   });
 
   describe('native sidecars through the webhook (the API server calls it over TLS)', () => {
-    let dir: string;
+    let webhook: LocalWebhook | undefined;
     let hook: ControllerApp | undefined;
-    const hookName = `podlife-node-${randomBytes(3).toString('hex')}`;
     const labels = { 'podlife.dev/admission': 'enabled' };
 
     before(async () => {
-      const certs = await devCertificates(['127.0.0.1']);
-      dir = mkdtempSync(join(tmpdir(), 'podlife-node-tls-'));
-      writeFileSync(join(dir, 'tls.crt'), certs.certPem);
-      writeFileSync(join(dir, 'tls.key'), certs.keyPem);
+      webhook = await localWebhook(cp.client, `podlife-node-${randomBytes(3).toString('hex')}`);
       // The webhook only: the keystone controllers above already act in these namespaces.
-      hook = await startApp(ns, {}, { controllers: ['keystone'], dryRun: true, webhookPort: 0, tlsCertFile: join(dir, 'tls.crt'), tlsKeyFile: join(dir, 'tls.key') });
-      const url = `https://127.0.0.1:${hook.webhook!.port}/mutate-pods`;
-      await cp.client.create('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
-        metadata: { name: hookName },
-        webhooks: [webhookEntry({ url, caBundle: Buffer.from(certs.caPem).toString('base64') }, { namespace: 'podlife-system', namespaces: [ns] })],
-      });
+      hook = await startApp(ns, {}, { controllers: ['keystone'], dryRun: true, webhookPort: 0, tlsCertFile: webhook.certFile, tlsKeyFile: webhook.keyFile });
+      await webhook.register(hook.webhook!.port, [ns]);
       const probe = podTemplate({ containers: [main('app'), sidecar('proxy')], roles: { proxy: 'sidecar' }, labels });
       await waitFor('the webhook in the admission chain', async () => {
         const p = await cp.client.create<V1Pod>(podsPath(ns), { apiVersion: 'v1', kind: 'Pod', metadata: { name: `dry-${randomBytes(3).toString('hex')}`, ...probe.metadata }, spec: probe.spec }, { dryRun: 'All' });
@@ -521,9 +514,8 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
       }, { timeoutMs: 20_000 });
     });
     after(async () => {
-      await cp.client.delete(`/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${hookName}`).catch(() => undefined);
       await hook?.stop();
-      rmSync(dir, { recursive: true, force: true });
+      await webhook?.remove();
     });
 
     it('the sidecar becomes a restartable init container, and the kubelet itself ends it after the app', async () => {

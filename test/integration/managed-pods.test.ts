@@ -6,16 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, it, before, after } from 'mocha';
 import type { V1Pod } from '@kubernetes/client-node';
 import { ContentType, resourcePath, silentLogger, type KubeClient } from '@podlife/core';
-import { ControllerApp, defaultConfig, devCertificates, parseFlags, webhookEntry, type ControllerFlags } from '@podlife/controller';
+import { ControllerApp, defaultConfig, parseFlags, type ControllerFlags } from '@podlife/controller';
 import { UNLABELLED_GAUGE, markContainerOps } from '@podlife/keystone';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { waitFor } from '../support/wait.js';
+import { localWebhook } from '../support/webhook.js';
 
 const podsPath = (ns: string, name?: string): string => resourcePath({ version: 'v1', resource: 'pods', namespace: ns, name });
 
@@ -97,17 +95,13 @@ describe('opt-in selection by the podlife.dev/managed label, on a real API serve
 
   it('the webhook labels an annotated pod it admits, so the managed-only controller sees it', async function () {
     this.timeout(60_000);
-    const certs = await devCertificates(['127.0.0.1']);
-    const dir = mkdtempSync(join(tmpdir(), 'podlife-managed-tls-'));
-    writeFileSync(join(dir, 'tls.crt'), certs.certPem);
-    writeFileSync(join(dir, 'tls.key'), certs.keyPem);
-    const hookName = `podlife-managed-${randomBytes(3).toString('hex')}`;
-    const a = await app(['--managed-pods-only', '--webhook-port=1', `--tls-cert-file=${join(dir, 'tls.crt')}`, `--tls-key-file=${join(dir, 'tls.key')}`], { webhookPort: 0 });
+    const webhook = await localWebhook(client, `podlife-managed-${randomBytes(3).toString('hex')}`);
+    const a = await app(['--managed-pods-only', '--webhook-port=1', `--tls-cert-file=${webhook.certFile}`, `--tls-key-file=${webhook.keyFile}`], { webhookPort: 0 }).catch(async (err: unknown) => {
+      await webhook.remove();
+      throw err;
+    });
     try {
-      await client.create('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
-        metadata: { name: hookName },
-        webhooks: [webhookEntry({ url: `https://127.0.0.1:${a.webhook!.port}/mutate-pods`, caBundle: Buffer.from(certs.caPem).toString('base64') }, { namespace: 'podlife-system', namespaces: [ns] })],
-      });
+      await webhook.register(a.webhook!.port, [ns]);
       const optedIn = { 'podlife.dev/admission': 'enabled' };
       await waitFor('the webhook in the admission chain', async () => {
         const probe = await client.create<V1Pod>(podsPath(ns), pod(`dry-${randomBytes(3).toString('hex')}`, sidecar, optedIn), { dryRun: 'All' });
@@ -117,9 +111,8 @@ describe('opt-in selection by the podlife.dev/managed label, on a real API serve
       assert.equal(created.metadata?.labels?.['podlife.dev/managed'], 'true');
       await waitFor('the admitted pod in the managed-only cache', async () => a.keystone!.podInformers[0]!.store.get(`${ns}/admitted`));
     } finally {
-      await client.delete(`/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${hookName}`).catch(() => undefined);
       await a.stop();
-      rmSync(dir, { recursive: true, force: true });
+      await webhook.remove();
     }
   });
 

@@ -15,20 +15,18 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { V1Container, V1Node, V1Pod } from '@kubernetes/client-node';
 import { ContentType, createLogger, isNotFound, resourcePath } from '@podlife/core';
-import { ControllerApp, devCertificates, webhookEntry } from '@podlife/controller';
+import { ControllerApp, devCertificates } from '@podlife/controller';
 import { nativeMechanismNotes, RESTART_ALL_CONTAINERS_FEATURE } from '@podlife/keystone';
 import { explainPod, type PodEvent } from '@podlife/pod-conditions';
 import { kubernetesMinor, startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { containerLog, startNode, type RealNode } from '../support/node.js';
 import { keystoneFlags } from '../support/controller-flags.js';
 import { waitFor } from '../support/wait.js';
+import { localWebhook, type LocalWebhook } from '../support/webhook.js';
 
 const OLDEST = 'v1.34.4';
 const podsPath = (ns: string, name?: string) => resourcePath({ version: 'v1', resource: 'pods', namespace: ns, name });
@@ -41,7 +39,7 @@ describe('native mechanisms on real nodes of mixed releases (RestartPod, native 
   let current: RealNode;
   let old: RealNode;
   let app: ControllerApp;
-  let tlsDir: string;
+  let hook: LocalWebhook | undefined;
   let ns: string;
   let minor: number;
   const hookName = `podlife-native-${randomBytes(3).toString('hex')}`;
@@ -95,12 +93,9 @@ describe('native mechanisms on real nodes of mixed releases (RestartPod, native 
     await cp.client.patch(`/api/v1/nodes/${fakeOld}/status`, { status: { nodeInfo: { kubeletVersion: 'v1.28.15' } } }, ContentType.MergePatch);
     ns = `native-${randomBytes(3).toString('hex')}`;
     await cp.client.create('/api/v1/namespaces', { metadata: { name: ns } });
-    const certs = await devCertificates(['127.0.0.1']);
-    tlsDir = mkdtempSync(join(tmpdir(), 'podlife-native-tls-'));
-    writeFileSync(join(tlsDir, 'tls.crt'), certs.certPem);
-    writeFileSync(join(tlsDir, 'tls.key'), certs.keyPem);
+    hook = await localWebhook(cp.client, hookName);
     app = new ControllerApp({
-      flags: keystoneFlags({ namespaces: [ns], webhookPort: 0, tlsCertFile: join(tlsDir, 'tls.crt'), tlsKeyFile: join(tlsDir, 'tls.key') }),
+      flags: keystoneFlags({ namespaces: [ns], webhookPort: 0, tlsCertFile: hook.certFile, tlsKeyFile: hook.keyFile }),
       config: { execCommands: {}, ephemeralContainerImage: current.images.busybox, keystoneLimit: 1, defaultStrategy: 'auto', namespaces: [ns] },
       client: cp.client,
       kubeConfig: cp.kubeConfig,
@@ -108,10 +103,7 @@ describe('native mechanisms on real nodes of mixed releases (RestartPod, native 
       bindAddress: '127.0.0.1',
     });
     await app.start();
-    await cp.client.create('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
-      metadata: { name: hookName },
-      webhooks: [webhookEntry({ url: `https://127.0.0.1:${app.webhook!.port}/mutate-pods`, caBundle: Buffer.from(certs.caPem).toString('base64') }, { namespace: 'podlife-system', namespaces: [ns] })],
-    });
+    await hook.register(app.webhook!.port, [ns]);
     // The API server picks a new webhook configuration up within a moment: wait until it converts.
     await waitFor('the webhook in the admission chain', async () => {
       const dry = await cp.client.create<V1Pod>(podsPath(ns), restartPodSpec(`dry-${randomBytes(3).toString('hex')}`, { 'kubernetes.io/hostname': current.name }), { dryRun: 'All' });
@@ -120,9 +112,8 @@ describe('native mechanisms on real nodes of mixed releases (RestartPod, native 
   });
 
   after(async () => {
-    await cp?.client.delete(`/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${hookName}`).catch(() => undefined);
     await app?.stop();
-    if (tlsDir) rmSync(tlsDir, { recursive: true, force: true });
+    await hook?.remove();
     await old?.stop();
     await current?.stop();
     await cp?.stop();

@@ -13,17 +13,17 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { createLogger, isNotFound, resourcePath } from '@podlife/core';
-import { ControllerApp, devCertificates, webhookEntry } from '@podlife/controller';
+import { ControllerApp } from '@podlife/controller';
 import { nativeMechanismNotes } from '@podlife/keystone';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { nodeLeftovers, startNode, type RealNode } from '../support/node.js';
 import { keystoneFlags } from '../support/controller-flags.js';
 import { waitFor } from '../support/wait.js';
+import { localWebhook, type LocalWebhook } from '../support/webhook.js';
 
 const podsPath = (ns: string, name?: string) => resourcePath({ version: 'v1', resource: 'pods', namespace: ns, name });
 
@@ -35,7 +35,7 @@ describe('stop signals on real nodes (ContainerStopSignals on): containerd v2 de
   /** The host's containerd 1.6: ignores it. */
   let v16: RealNode;
   let app: ControllerApp;
-  let tlsDir: string;
+  let hook: LocalWebhook | undefined;
   const ns = `stop-signals-${randomBytes(3).toString('hex')}`;
   const hookName = `podlife-stop-signals-${randomBytes(3).toString('hex')}`;
 
@@ -58,12 +58,9 @@ describe('stop signals on real nodes (ContainerStopSignals on): containerd v2 de
     v16 = await startNode(cp, { name: 'node-signals-16', containerd: 'host', featureGates: { ContainerStopSignals: true } });
     for (const node of [v2, v16]) mkdirSync(recordsDir(node));
     await cp.client.create('/api/v1/namespaces', { metadata: { name: ns } });
-    const certs = await devCertificates(['127.0.0.1']);
-    tlsDir = mkdtempSync(join(tmpdir(), 'podlife-signals-tls-'));
-    writeFileSync(join(tlsDir, 'tls.crt'), certs.certPem);
-    writeFileSync(join(tlsDir, 'tls.key'), certs.keyPem);
+    hook = await localWebhook(cp.client, hookName);
     app = new ControllerApp({
-      flags: keystoneFlags({ namespaces: [ns], webhookPort: 0, tlsCertFile: join(tlsDir, 'tls.crt'), tlsKeyFile: join(tlsDir, 'tls.key') }),
+      flags: keystoneFlags({ namespaces: [ns], webhookPort: 0, tlsCertFile: hook.certFile, tlsKeyFile: hook.keyFile }),
       config: { execCommands: {}, ephemeralContainerImage: v2.images.busybox, keystoneLimit: 1, defaultStrategy: 'auto', namespaces: [ns], containerStopSignals: true },
       client: cp.client,
       kubeConfig: cp.kubeConfig,
@@ -71,16 +68,12 @@ describe('stop signals on real nodes (ContainerStopSignals on): containerd v2 de
       bindAddress: '127.0.0.1',
     });
     await app.start();
-    await cp.client.create('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
-      metadata: { name: hookName },
-      webhooks: [webhookEntry({ url: `https://127.0.0.1:${app.webhook!.port}/mutate-pods`, caBundle: Buffer.from(certs.caPem).toString('base64') }, { namespace: 'podlife-system', namespaces: [ns] })],
-    });
+    await hook.register(app.webhook!.port, [ns]);
   });
 
   after(async () => {
-    await cp?.client.delete(`/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${hookName}`).catch(() => undefined);
     await app?.stop();
-    if (tlsDir) rmSync(tlsDir, { recursive: true, force: true });
+    await hook?.remove();
     await v2?.stop();
     await v16?.stop();
     await cp?.stop();

@@ -12,32 +12,10 @@ import { KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { ApiError, ContentType, Informer, KubeClient, resourcePath, sleep, stripManagedFields } from '@podlife/core';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { startHoldingProxy, type HoldingProxy } from '../support/throttle-proxy.js';
+import { retry, waitFor } from '../support/wait.js';
 
 
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const start = Date.now();
-  let lastErr: unknown;
-  while (Date.now() - start < timeoutMs) {
-    try {
-      if (await check()) return;
-    } catch (err) {
-      lastErr = err;
-    }
-    await sleep(100);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? ` (last error: ${String(lastErr)})` : ''}`);
-}
 
-async function retry<T>(fn: () => Promise<T>, attempts = 100): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (i >= attempts) throw err;
-      await sleep(200);
-    }
-  }
-}
 
 const cmPath = (namespace: string, name?: string): string => resourcePath({ version: 'v1', resource: 'configmaps', namespace, name });
 
@@ -52,13 +30,13 @@ async function createMany(client: KubeClient, ns: string, count: number, bytes =
   const value = 'x'.repeat(bytes);
   let next = 0;
   const worker = async (): Promise<void> => {
-    for (let i = next++; i < count; i = next++) await retry(() => client.create(cmPath(ns), { metadata: { name: `cm-${i}` }, data: { value } }));
+    for (let i = next++; i < count; i = next++) await retry(() => client.create(cmPath(ns), { metadata: { name: `cm-${i}` }, data: { value } }), 100);
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
 async function serverState(client: KubeClient, ns: string): Promise<Map<string, string>> {
-  const list = await retry(() => client.get<{ items: V1ConfigMap[] }>(cmPath(ns)));
+  const list = await retry(() => client.get<{ items: V1ConfigMap[] }>(cmPath(ns)), 100);
   return new Map(list.items.map((cm) => [cm.metadata?.name ?? '', cm.metadata?.resourceVersion ?? '']));
 }
 
@@ -67,7 +45,7 @@ async function expectStoreMatchesServer(client: KubeClient, ns: string, inf: Inf
     const server = await serverState(client, ns);
     const store = new Map(inf.store.list().map((cm) => [cm.metadata?.name ?? '', cm.metadata?.resourceVersion ?? '']));
     return server.size === store.size && [...server].every(([k, v]) => store.get(k) === v);
-  });
+  }, { timeoutMs: 60_000 });
 }
 
 /**
@@ -160,17 +138,17 @@ describe('initial sync by streaming list, on a real API server (watch cache on, 
     try {
       await proxy.held;
       // Mid-stream, as the informer sees it: objects of the stream arrived, its end did not.
-      await waitFor('the first objects of the stream', () => transformed >= 1);
+      await waitFor('the first objects of the stream', () => transformed >= 1, { timeoutMs: 60_000 });
       assert.equal(inf.hasSynced(), false);
       assert.deepEqual(errors, [], 'the stream was intact before the restart');
       await cp.restartApiServer();
       // Changes the broken stream never carried: the next stream must.
-      await retry(() => client.delete(cmPath(ns, 'cm-0')));
-      await retry(() => client.create(cmPath(ns), { metadata: { name: 'during-restart' }, data: { value: '1' } }));
+      await retry(() => client.delete(cmPath(ns, 'cm-0')), 100);
+      await retry(() => client.create(cmPath(ns), { metadata: { name: 'during-restart' }, data: { value: '1' } }), 100);
       const partial = transformed;
       assert.ok(partial < 200, `the held stream delivered part of the list (${partial} of 200 objects)`);
       proxy.release();
-      await waitFor('sync', () => inf.hasSynced(), 120_000);
+      await waitFor('sync', () => inf.hasSynced(), { timeoutMs: 120_000 });
       assert.equal(inf.lastSyncPath, 'stream');
       assert.ok(storeAtError.length >= 1, 'the broken stream was reported before the sync');
       assert.deepEqual(new Set(storeAtError), new Set([0]), 'nothing from the broken stream reached the store');
@@ -207,7 +185,7 @@ describe('initial sync by streaming list, on a real API server (watch cache on, 
     inf.on('delete', (cm) => seen.push(`delete ${cm.metadata?.name}`));
     inf.start();
     try {
-      await waitFor('a relist', () => relists.length > 0);
+      await waitFor('a relist', () => relists.length > 0, { timeoutMs: 60_000 });
       assert.match(relists[0] ?? '', /410/);
       assert.equal(inf.lastSyncPath, 'stream');
       assert.deepEqual(seen.sort(), ['add new', 'delete cm-0']);
@@ -253,7 +231,7 @@ describe('410 Gone during the initial stream (watch cache off: the stream reads 
     try {
       await proxy.held;
       // Mid-stream, as the informer sees it: objects of the first page arrived, the end did not.
-      await waitFor('the first objects of the stream', () => transformed >= 1);
+      await waitFor('the first objects of the stream', () => transformed >= 1, { timeoutMs: 60_000 });
       assert.equal(inf.hasSynced(), false);
       assert.deepEqual(errors, [], 'the stream was intact before the compaction');
       // Move etcd's revision on and compact it, so the second page (read at the first page's
@@ -261,7 +239,7 @@ describe('410 Gone during the initial stream (watch cache off: the stream reads 
       await client.create(cmPath(ns), { metadata: { name: 'moves-the-revision' }, data: { value: '1' } });
       await cp.compactEtcd();
       proxy.release();
-      await waitFor('sync', () => inf.hasSynced(), 300_000);
+      await waitFor('sync', () => inf.hasSynced(), { timeoutMs: 300_000 });
       const before = syncedAfter[0] ?? [];
       assert.ok(
         before.some((e) => e instanceof ApiError && e.status === 410),
@@ -329,7 +307,7 @@ describe('initial sync by paged list, where the API server refuses streaming (Wa
     inf.on('relist', (reason) => relists.push(reason));
     inf.start();
     try {
-      await waitFor('a relist', () => relists.length > 0);
+      await waitFor('a relist', () => relists.length > 0, { timeoutMs: 60_000 });
       assert.match(relists[0] ?? '', /410/);
       assert.equal(inf.lastSyncPath, 'list');
       await expectStoreMatchesServer(client, ns, inf);
