@@ -7,9 +7,12 @@
 // - one release at a time: its binaries and the node's assets (containerd v2 included) are provided
 //   first (built once, then cached), then mocha runs every integration suite with PODLIFE_K8S_VERSION set to it;
 // - every release runs even when an earlier one failed; the exit code is non-zero if any failed,
-//   and a closing summary names each release with its outcome and time;
+//   and a closing summary names each release with its outcome and time, and repeats each failed
+//   test (title, file, first lines of its error) so the end of the log says what failed where;
 // - extra arguments go to mocha (e.g. `--grep`).
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VERSION_ENV, selectedKubernetesVersion, supportedKubernetesVersions } from './control-plane-assets.mjs';
@@ -44,23 +47,44 @@ function run(cmd, args, env) {
   });
 }
 
+/** The failures the reporter wrote for one release; none when mocha failed before any test ran. */
+function readFailures(file) {
+  let text;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  return text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line));
+}
+
 async function main() {
   const versions = matrixVersions();
   const mochaArgs = process.argv.slice(2);
   const results = [];
+  const failuresDir = mkdtempSync(join(tmpdir(), 'podlife-failures-'));
   for (const version of versions) {
     const started = Date.now();
-    const env = { ...process.env, [VERSION_ENV]: version };
+    const failuresFile = join(failuresDir, `${version}.jsonl`);
+    const env = { ...process.env, [VERSION_ENV]: version, PODLIFE_FAILURES_FILE: failuresFile };
     process.stderr.write(`test-integration: Kubernetes ${version} (${versions.indexOf(version) + 1} of ${versions.length})\n`);
     let code = await run(process.execPath, [join(repoRoot, 'scripts', 'node-assets.mjs'), '--containerd-v2'], env);
     if (code === 0) {
       const mocha = join(repoRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');
-      code = await run(process.execPath, [mocha, '--config', '.mocharc.integration.json', ...mochaArgs], env);
+      const reporter = join(repoRoot, 'scripts', 'mocha-spec-failures.cjs');
+      code = await run(process.execPath, [mocha, '--config', '.mocharc.integration.json', '--reporter', reporter, ...mochaArgs], env);
     }
-    results.push({ version, ok: code === 0, seconds: Math.round((Date.now() - started) / 1000) });
+    results.push({ version, ok: code === 0, seconds: Math.round((Date.now() - started) / 1000), failures: readFailures(failuresFile) });
   }
+  rmSync(failuresDir, { recursive: true, force: true });
   process.stderr.write('\ntest-integration: summary\n');
-  for (const r of results) process.stderr.write(`  Kubernetes ${r.version}: ${r.ok ? 'passed' : 'FAILED'} in ${r.seconds}s\n`);
+  for (const r of results) {
+    process.stderr.write(`  Kubernetes ${r.version}: ${r.ok ? 'passed' : 'FAILED'} in ${r.seconds}s\n`);
+    for (const f of r.failures) {
+      process.stderr.write(`    failed: ${f.title}${f.file === '' ? '' : ` (${f.file})`}\n`);
+      for (const line of f.message.split('\n')) process.stderr.write(`      ${line}\n`);
+    }
+  }
   process.exitCode = results.every((r) => r.ok) ? 0 : 1;
 }
 
