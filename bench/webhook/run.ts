@@ -5,6 +5,8 @@
 // (10,000 samples a route), so both see the same machine. Each route reports the share of the
 // machine's CPU time the hypervisor stole during its rounds: on a virtual machine a burst of steal
 // stalls server and client at once, and a p99 of several milliseconds is then made of it (ADR 0235).
+// The server process also accounts, per route, its garbage collection pauses and its event loop
+// delay, so a difference between the two routes' tails can be put where it comes from.
 //
 //   pnpm exec tsx --conditions=@podlife/source bench/webhook/run.ts [--rate 500] [--seconds 20] [--nodes 100] [--round-seconds 2]
 import { spawn } from 'node:child_process';
@@ -12,9 +14,12 @@ import https from 'node:https';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { constants as perfConstants, createHistogram, PerformanceObserver, type RecordableHistogram } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { V1Node } from '@kubernetes/client-node';
 import { WebhookServer, devCertificates, mutatePodsHandler } from '@podlife/controller';
+import type { WebhookHandler } from '@podlife/keystone';
 import { judge, loadAverage, openLoop, percentile, times } from '../verdict.js';
 
 const arg = (name: string, dflt: number): number => {
@@ -154,6 +159,21 @@ class Route {
 async function serve(): Promise<void> {
   const certs = await devCertificates(['127.0.0.1']);
   const dir = mkdtempSync(join(tmpdir(), 'podlife-bench-webhook-'));
+  const handlers: Record<string, WebhookHandler> = { '/mutate-pods': mutatePodsHandler(() => nodes), '/empty': () => ({ status: 200, body: {} }) };
+  // Each handler timed where it runs, answer serialised included (the server does that next).
+  const handlerTimes = new Map(Object.keys(handlers).map((path) => [path, createHistogram()]));
+  const routes = Object.fromEntries(
+    Object.entries(handlers).map(([path, handler]): [string, WebhookHandler] => [
+      path,
+      async (body, signal) => {
+        const started = performance.now();
+        const answer = await handler(body, signal);
+        JSON.stringify(answer.body);
+        handlerTimes.get(path)?.record(Math.max(1, Math.round((performance.now() - started) * 1000)));
+        return answer;
+      },
+    ]),
+  );
   writeFileSync(join(dir, 'tls.crt'), certs.certPem);
   writeFileSync(join(dir, 'tls.key'), certs.keyPem);
   const server = new WebhookServer({
@@ -161,13 +181,21 @@ async function serve(): Promise<void> {
     keyFile: join(dir, 'tls.key'),
     port: 0,
     host: '127.0.0.1',
-    routes: { '/mutate-pods': mutatePodsHandler(() => nodes), '/empty': () => ({ status: 200, body: {} }) },
+    routes,
   });
   await server.start();
+  const accounts = new ServerAccounts(handlerTimes);
   process.stdout.write(`${JSON.stringify({ port: server.port, ca: certs.caPem })}\n`);
-  // Runs until the parent closes stdin.
-  process.stdin.resume();
-  process.stdin.on('end', () => {
+  // The parent names the route whose round starts (`route <path>`), asks for the accounts
+  // (`report`), and closes stdin to stop the server.
+  const commands = createInterface({ input: process.stdin });
+  commands.on('line', (line) => {
+    const [verb, arg] = line.split(' ');
+    if (verb === 'route' && arg !== undefined) accounts.switchTo(arg);
+    else if (verb === 'report') process.stdout.write(`${JSON.stringify(accounts.report())}\n`);
+  });
+  commands.on('close', () => {
+    accounts.stop();
     void server.stop().then(() => {
       rmSync(dir, { recursive: true, force: true });
       process.exit(0);
@@ -175,13 +203,112 @@ async function serve(): Promise<void> {
   });
 }
 
+const LOOP_SAMPLE_MS = 10;
+
+/** What the server process spent on garbage collection, and how late its event loop ran, during one route's rounds. */
+interface ServerAccount {
+  gcPauses: number;
+  /** Of those, the ones that were not scavenges of the young generation (mark-sweep-compact, incremental marking, weak callbacks). */
+  gcNotMinor: number;
+  gcTotalMs: number;
+  gcMaxMs: number;
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
+  /** The route's handler alone (answer serialised included), as timed in the server. */
+  handlerP50Us: number;
+  handlerP99Us: number;
+}
+
+/**
+ * Garbage collection pauses and event loop delay in the server process, charged to the route whose
+ * round was running when they started. The delay is sampled by a 10 ms timer (how much later than
+ * due each tick ran): cheap beside 500 requests a second, and it sees the stalls of several milliseconds a p99 is made of.
+ */
+class ServerAccounts {
+  /** When each route's rounds started, in order (performance.now() time); undefined: between rounds. */
+  private readonly switches: { atMs: number; path: string | undefined }[] = [];
+  private readonly gc = new Map<string, { pauses: number; notMinor: number; totalMs: number; maxMs: number }>();
+  private readonly delay = new Map<string, RecordableHistogram>();
+  private readonly observer: PerformanceObserver;
+  private readonly ticker: NodeJS.Timeout;
+
+  constructor(private readonly handlerTimes: ReadonlyMap<string, RecordableHistogram>) {
+    for (const path of handlerTimes.keys()) {
+      this.gc.set(path, { pauses: 0, notMinor: 0, totalMs: 0, maxMs: 0 });
+      this.delay.set(path, createHistogram());
+    }
+    this.observer = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        const account = this.gc.get(this.routeAt(entry.startTime) ?? '');
+        if (!account) continue;
+        account.pauses++;
+        if ((entry as { detail?: { kind?: number } }).detail?.kind !== perfConstants.NODE_PERFORMANCE_GC_MINOR) account.notMinor++;
+        account.totalMs += entry.duration;
+        account.maxMs = Math.max(account.maxMs, entry.duration);
+      }
+    });
+    this.observer.observe({ entryTypes: ['gc'] });
+    let last = performance.now();
+    this.ticker = setInterval(() => {
+      const now = performance.now();
+      const late = Math.max(0, now - last - LOOP_SAMPLE_MS);
+      last = now;
+      const path = this.switches.at(-1)?.path;
+      if (path !== undefined) this.delay.get(path)?.record(Math.max(1, Math.round(late * 1000)));
+    }, LOOP_SAMPLE_MS);
+  }
+
+  switchTo(path: string): void {
+    this.switches.push({ atMs: performance.now(), path: this.gc.has(path) ? path : undefined });
+  }
+
+  private routeAt(ms: number): string | undefined {
+    for (let i = this.switches.length - 1; i >= 0; i--) {
+      const s = this.switches[i];
+      if (s !== undefined && s.atMs <= ms) return s.path;
+    }
+    return undefined;
+  }
+
+  report(): Record<string, ServerAccount> {
+    const out: Record<string, ServerAccount> = {};
+    for (const [path, gc] of this.gc) {
+      const delay = this.delay.get(path);
+      const ms = (us: number | undefined) => (us ?? NaN) / 1000;
+      const handler = this.handlerTimes.get(path);
+      out[path] = {
+        gcPauses: gc.pauses,
+        gcNotMinor: gc.notMinor,
+        gcTotalMs: gc.totalMs,
+        gcMaxMs: gc.maxMs,
+        loopDelayP99Ms: ms(delay?.percentile(99)),
+        loopDelayMaxMs: ms(delay?.max),
+        handlerP50Us: handler?.percentile(50) ?? NaN,
+        handlerP99Us: handler?.percentile(99) ?? NaN,
+      };
+    }
+    return out;
+  }
+
+  stop(): void {
+    this.observer.disconnect();
+    clearInterval(this.ticker);
+  }
+}
+
 if (process.argv.includes('--serve')) {
   await serve();
 } else {
   // The server runs in its own process, as in a cluster: the load generator must not share its event loop.
   const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--serve', '--nodes', String(NODES)], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const first = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString())));
-  const { port, ca } = JSON.parse(first) as { port: number; ca: string };
+  const serverLines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const nextLine = async (): Promise<string> => {
+    const next = await serverLines.next();
+    if (next.done === true) throw new Error('the webhook server process ended before it answered');
+    return next.value;
+  };
+  const { port, ca } = JSON.parse(await nextLine()) as { port: number; ca: string };
+  const tell = (command: string): void => void child.stdin.write(`${command}\n`);
   try {
     const rounds = Math.max(1, Math.round(SECONDS / ROUND_SECONDS));
     console.log(
@@ -194,7 +321,13 @@ if (process.argv.includes('--serve')) {
       await empty.warm();
       await mutatePods.warm();
       // Alternating, so a change in the machine's load falls on the floor and the figure alike.
-      for (let r = 0; r < rounds; r++) for (const route of r % 2 === 0 ? [empty, mutatePods] : [mutatePods, empty]) await route.round(ROUND_SECONDS);
+      for (let r = 0; r < rounds; r++) {
+        for (const route of r % 2 === 0 ? [empty, mutatePods] : [mutatePods, empty]) {
+          tell(`route ${route.path}`);
+          await route.round(ROUND_SECONDS);
+        }
+      }
+      tell('route none');
     } finally {
       empty.close();
       mutatePods.close();
@@ -208,6 +341,16 @@ if (process.argv.includes('--serve')) {
     console.log(`  /mutate-pods (native conversion)   ${fmt(mutate)}`);
     for (const route of [empty, mutatePods]) if (route.errors) console.log(`  ${route.path}: ${route.errors} failed requests, the first: ${route.firstError}`);
     console.log(`  handler cost at p50: ${(mutate.p50 - floor.p50).toFixed(2)} ms`);
+    tell('report');
+    const accounts = JSON.parse(await nextLine()) as Record<string, ServerAccount>;
+    for (const route of [empty, mutatePods]) {
+      const a = accounts[route.path];
+      if (a === undefined) continue;
+      console.log(
+        `  server process during ${route.path.padEnd(12)} rounds: ${a.gcPauses} GC pauses (${a.gcNotMinor} not scavenges), ${a.gcTotalMs.toFixed(1)} ms in all, longest ${a.gcMaxMs.toFixed(2)} ms; ` +
+          `event loop delay p99 ${a.loopDelayP99Ms.toFixed(2)} ms, max ${a.loopDelayMaxMs.toFixed(2)} ms; handler p50 ${a.handlerP50Us} us, p99 ${a.handlerP99Us} us`,
+      );
+    }
     const note = `n=${mutate.n}${mutate.errors ? `, ${mutate.errors} errors` : ''}; ${steal(mutate)} during its rounds`;
     judge({
       target: `webhook /mutate-pods p99 <= ${TARGET_RATIO}x the empty route's p99 at ${RATE} requests/s`,
