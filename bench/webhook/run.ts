@@ -5,8 +5,8 @@
 // (10,000 samples a route), so both see the same machine. Each route reports the share of the
 // machine's CPU time the hypervisor stole during its rounds: on a virtual machine a burst of steal
 // stalls server and client at once, and a p99 of several milliseconds is then made of it (ADR 0235).
-// The server process also accounts, per route, its garbage collection pauses and its event loop
-// delay, so a difference between the two routes' tails can be put where it comes from.
+// The server process also accounts, per route, its garbage collection pauses, its event loop delay
+// and the handler's own time, so a difference between the two routes' tails can be put where it comes from.
 //
 //   pnpm exec tsx --conditions=@podlife/source bench/webhook/run.ts [--rate 500] [--seconds 20] [--nodes 100] [--round-seconds 2]
 import { spawn } from 'node:child_process';
@@ -159,21 +159,11 @@ class Route {
 async function serve(): Promise<void> {
   const certs = await devCertificates(['127.0.0.1']);
   const dir = mkdtempSync(join(tmpdir(), 'podlife-bench-webhook-'));
-  const handlers: Record<string, WebhookHandler> = { '/mutate-pods': mutatePodsHandler(() => nodes), '/empty': () => ({ status: 200, body: {} }) };
-  // Each handler timed where it runs, answer serialised included (the server does that next).
-  const handlerTimes = new Map(Object.keys(handlers).map((path) => [path, createHistogram()]));
-  const routes = Object.fromEntries(
-    Object.entries(handlers).map(([path, handler]): [string, WebhookHandler] => [
-      path,
-      async (body, signal) => {
-        const started = performance.now();
-        const answer = await handler(body, signal);
-        JSON.stringify(answer.body);
-        handlerTimes.get(path)?.record(Math.max(1, Math.round((performance.now() - started) * 1000)));
-        return answer;
-      },
-    ]),
-  );
+  const accounts = new ServerAccounts();
+  const routes = {
+    '/mutate-pods': accounts.timed('/mutate-pods', mutatePodsHandler(() => nodes)),
+    '/empty': accounts.timed('/empty', () => ({ status: 200, body: {} })),
+  };
   writeFileSync(join(dir, 'tls.crt'), certs.certPem);
   writeFileSync(join(dir, 'tls.key'), certs.keyPem);
   const server = new WebhookServer({
@@ -184,7 +174,6 @@ async function serve(): Promise<void> {
     routes,
   });
   await server.start();
-  const accounts = new ServerAccounts(handlerTimes);
   process.stdout.write(`${JSON.stringify({ port: server.port, ca: certs.caPem })}\n`);
   // The parent names the route whose round starts (`route <path>`), asks for the accounts
   // (`report`), and closes stdin to stop the server.
@@ -214,32 +203,28 @@ interface ServerAccount {
   gcMaxMs: number;
   loopDelayP99Ms: number;
   loopDelayMaxMs: number;
-  /** The route's handler alone (answer serialised included), as timed in the server. */
+  /** The route's handler alone, as timed in the server (the answer's serialisation not included). */
   handlerP50Us: number;
   handlerP99Us: number;
 }
 
 /**
- * Garbage collection pauses and event loop delay in the server process, charged to the route whose
- * round was running when they started. The delay is sampled by a 10 ms timer (how much later than
- * due each tick ran): cheap beside 500 requests a second, and it sees the stalls of several milliseconds a p99 is made of.
+ * Garbage collection pauses, event loop delay and handler time in the server process, charged to
+ * the route whose round was running when they started. The delay is sampled by a 10 ms timer (how
+ * much later than due each tick ran): cheap beside 500 requests a second, and it sees the stalls of
+ * several milliseconds a p99 is made of.
  */
 class ServerAccounts {
   /** When each route's rounds started, in order (performance.now() time); undefined: between rounds. */
   private readonly switches: { atMs: number; path: string | undefined }[] = [];
-  private readonly gc = new Map<string, { pauses: number; notMinor: number; totalMs: number; maxMs: number }>();
-  private readonly delay = new Map<string, RecordableHistogram>();
+  private readonly routes = new Map<string, { pauses: number; notMinor: number; totalMs: number; maxMs: number; delay: RecordableHistogram; handler: RecordableHistogram }>();
   private readonly observer: PerformanceObserver;
   private readonly ticker: NodeJS.Timeout;
 
-  constructor(private readonly handlerTimes: ReadonlyMap<string, RecordableHistogram>) {
-    for (const path of handlerTimes.keys()) {
-      this.gc.set(path, { pauses: 0, notMinor: 0, totalMs: 0, maxMs: 0 });
-      this.delay.set(path, createHistogram());
-    }
+  constructor() {
     this.observer = new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) {
-        const account = this.gc.get(this.routeAt(entry.startTime) ?? '');
+        const account = this.routes.get(this.routeAt(entry.startTime) ?? '');
         if (!account) continue;
         account.pauses++;
         if ((entry as { detail?: { kind?: number } }).detail?.kind !== perfConstants.NODE_PERFORMANCE_GC_MINOR) account.notMinor++;
@@ -253,13 +238,26 @@ class ServerAccounts {
       const now = performance.now();
       const late = Math.max(0, now - last - LOOP_SAMPLE_MS);
       last = now;
-      const path = this.switches.at(-1)?.path;
-      if (path !== undefined) this.delay.get(path)?.record(Math.max(1, Math.round(late * 1000)));
+      this.routes.get(this.switches.at(-1)?.path ?? '')?.delay.record(Math.max(1, Math.round(late * 1000)));
     }, LOOP_SAMPLE_MS);
   }
 
+  /** `handler`, timed alone (the server serialises its answer afterwards, outside this figure). */
+  timed(path: string, handler: WebhookHandler): WebhookHandler {
+    const account = { pauses: 0, notMinor: 0, totalMs: 0, maxMs: 0, delay: createHistogram(), handler: createHistogram() };
+    this.routes.set(path, account);
+    return async (body, signal) => {
+      const started = performance.now();
+      try {
+        return await handler(body, signal);
+      } finally {
+        account.handler.record(Math.max(1, Math.round((performance.now() - started) * 1000)));
+      }
+    };
+  }
+
   switchTo(path: string): void {
-    this.switches.push({ atMs: performance.now(), path: this.gc.has(path) ? path : undefined });
+    this.switches.push({ atMs: performance.now(), path: this.routes.has(path) ? path : undefined });
   }
 
   private routeAt(ms: number): string | undefined {
@@ -272,19 +270,16 @@ class ServerAccounts {
 
   report(): Record<string, ServerAccount> {
     const out: Record<string, ServerAccount> = {};
-    for (const [path, gc] of this.gc) {
-      const delay = this.delay.get(path);
-      const ms = (us: number | undefined) => (us ?? NaN) / 1000;
-      const handler = this.handlerTimes.get(path);
+    for (const [path, a] of this.routes) {
       out[path] = {
-        gcPauses: gc.pauses,
-        gcNotMinor: gc.notMinor,
-        gcTotalMs: gc.totalMs,
-        gcMaxMs: gc.maxMs,
-        loopDelayP99Ms: ms(delay?.percentile(99)),
-        loopDelayMaxMs: ms(delay?.max),
-        handlerP50Us: handler?.percentile(50) ?? NaN,
-        handlerP99Us: handler?.percentile(99) ?? NaN,
+        gcPauses: a.pauses,
+        gcNotMinor: a.notMinor,
+        gcTotalMs: a.totalMs,
+        gcMaxMs: a.maxMs,
+        loopDelayP99Ms: a.delay.percentile(99) / 1000,
+        loopDelayMaxMs: a.delay.max / 1000,
+        handlerP50Us: a.handler.percentile(50),
+        handlerP99Us: a.handler.percentile(99),
       };
     }
     return out;
