@@ -47,7 +47,10 @@ function run(cmd, args, env) {
   });
 }
 
-/** The failures the reporter wrote for one release; none when mocha failed before any test ran. */
+/**
+ * The failures the reporter wrote for one release; none when mocha failed before any test ran. A
+ * line that does not parse (a mocha killed while writing it) is kept as it is, as the message.
+ */
 function readFailures(file) {
   let text;
   try {
@@ -55,7 +58,16 @@ function readFailures(file) {
   } catch {
     return [];
   }
-  return text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line));
+  return text.split('\n').filter((line) => line !== '').map(parseFailure);
+}
+
+function parseFailure(line) {
+  try {
+    const f = JSON.parse(line);
+    return { title: String(f.title ?? ''), file: String(f.file ?? ''), message: String(f.message ?? '') };
+  } catch {
+    return { title: '(a failure record that does not parse)', file: '', message: line };
+  }
 }
 
 async function main() {

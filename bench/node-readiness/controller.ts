@@ -9,7 +9,7 @@ import type { V1Node } from '@kubernetes/client-node';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Informer, KubeClient, Manager, resourcePath } from '@podlife/core';
 import type { RequestOptions } from '@podlife/core';
-import { CompletedAnnotation, nodeReadinessController } from '@podlife/node-readiness';
+import { CompletedAnnotation, nodeReadinessController, slimNode } from '@podlife/node-readiness';
 
 const [kubeconfig, mode, selector] = process.argv.slice(2);
 const KEY = 'readiness.k8s.io/BenchReady';
@@ -56,8 +56,9 @@ const traceArrival = (n: V1Node): void => {
 if (mode === 'podlife') {
   const manager = new Manager({ client });
   const { nodes } = nodeReadinessController(manager, { statusResyncMs: 5_000 });
-  // The same (shared) informer the controller watches; listeners run in the same emit.
-  manager.informer<V1Node>({ path: '/api/v1/nodes', name: 'nodes' }).on('update', traceArrival);
+  // The controller's own informer (the manager shares an informer only for the same path, selectors
+  // and transform): its listeners run in the same emit, and no second watch or cache is added.
+  manager.informer<V1Node>({ path: '/api/v1/nodes', transform: slimNode, name: 'nodes' }).on('update', traceArrival);
   const queue = nodes.queue;
   const get = queue.get.bind(queue);
   queue.get = async () => {

@@ -26,6 +26,7 @@ import type { KubeClient } from '@podlife/core';
 import { nodeReadinessRule, nodeReadinessRuleCrd, rulePath } from '@podlife/node-readiness';
 import { startControlPlane } from '../../test/support/control-plane.js';
 import { waitFor } from '../../test/support/wait.js';
+import { CpuAccount, processName } from '../cpu.js';
 import { judge, times } from '../verdict.js';
 
 const arg = (name: string, dflt: number): number => {
@@ -72,6 +73,8 @@ interface Measurement {
   /** The bench's own event loop delay while it measured (its watch and its flips share it): p99 and max, ms. */
   loopP99Ms: number;
   loopMaxMs: number;
+  /** How busy the machine was while it measured, and which process used the CPU (undefined without /proc). */
+  cpu: ReturnType<CpuAccount['stop']>;
 }
 
 const pct = (xs: number[], p: number): number => {
@@ -101,6 +104,7 @@ async function registerNodes(client: KubeClient, prefix: string, pool_: string):
 }
 
 interface RunningController {
+  pid: number;
   last: () => Stats;
   /** Stops the controller and returns its per-node trace. */
   stop: () => Promise<Map<string, ControllerTimes>>;
@@ -134,7 +138,7 @@ function startController(kubeconfig: string, mode: string, selector: string): Pr
       while ((nl = buf.indexOf('\n')) >= 0) {
         const line = JSON.parse(buf.slice(0, nl)) as Stats & { ready?: boolean };
         buf = buf.slice(nl + 1);
-        if (line.ready) resolve({ last: () => last, stop });
+        if (line.ready) resolve({ pid: child.pid ?? 0, last: () => last, stop });
         else last = line;
       }
     });
@@ -142,7 +146,7 @@ function startController(kubeconfig: string, mode: string, selector: string): Pr
 }
 
 /** Flips BenchReady True at RATE/s and times each taint's disappearance through a watch. */
-async function measure(client: KubeClient, names: string[], selector: string): Promise<Measurement> {
+async function measure(client: KubeClient, names: string[], selector: string, cpu: CpuAccount): Promise<Measurement> {
   const flippedAt = new Map<string, number>();
   const latencies: number[] = [];
   const fromFlip: number[] = [];
@@ -168,6 +172,7 @@ async function measure(client: KubeClient, names: string[], selector: string): P
   watcher.start();
   await watcher.waitForSync();
   loop.enable();
+  cpu.start();
   const start = wall();
   const index = new Map(names.map((n, i) => [n, i]));
   await pool(names, 64, async (name) => {
@@ -184,9 +189,10 @@ async function measure(client: KubeClient, names: string[], selector: string): P
     patchMs.push(bt[1] - t);
   });
   await waitFor(`all ${names.length} taints removed`, async () => latencies.length >= names.length, { timeoutMs: Math.max(120_000, N * 24), intervalMs: 200 }).catch((e: Error) => console.error(e.message));
+  const used = cpu.stop();
   loop.disable();
   await watcher.stop();
-  return { latencies, fromFlip, patchMs, times, loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6 };
+  return { latencies, fromFlip, patchMs, times, loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6, cpu: used };
 }
 
 /**
@@ -221,6 +227,25 @@ function report(label: string, latencies: number[], s?: Stats): void {
       (s ? `  requests/node ${requestsPerNode(s).toFixed(2)} (all requests ${JSON.stringify(s.requests)})  controller RSS ${(s.rss / 2 ** 20).toFixed(0)} MiB` : '') +
       (s?.loopMaxMs !== undefined ? `  event loop delay p99 ${s.loopP99Ms?.toFixed(0)} / max ${s.loopMaxMs.toFixed(0)} ms` : ''),
   );
+}
+
+/** The control plane's processes by name, the controller and the bench itself: the CPU accounted during a measurement. */
+function cpuAccount(controllerPid: number): CpuAccount {
+  const pids = new Map<string, number>();
+  for (const pid of cp.pids()) pids.set(processName(pid) ?? `pid ${pid}`, pid);
+  pids.set('controller', controllerPid);
+  pids.set('bench', process.pid);
+  return new CpuAccount(pids);
+}
+
+/**
+ * How busy the machine was while the flips ran: when it is near 100%, every stage that waits for
+ * the API server (the floor included) queues for the CPU, and the split says who used it.
+ */
+function printCpu(cpu: Measurement['cpu']): void {
+  if (!cpu) return;
+  const parts = [...cpu.processPct].map(([label, pct]) => `${label} ${pct.toFixed(0)}%`).join(', ');
+  console.log(`  CPU while measuring: the machine ${cpu.machineBusyPct.toFixed(0)}% busy (${cpu.cpus} CPUs, steal ${cpu.stealPct.toFixed(1)}%); of one CPU: ${parts}`);
 }
 
 /** DESIGN 10's verdicts, each against its floor from this run. */
@@ -259,7 +284,7 @@ try {
   await waitFor('taints adopted', async () => (podlife.last().nodeRequests ?? 0) >= N, { timeoutMs: Math.max(300_000, N * 60), intervalMs: 250 });
   const adoptRequests = { ...podlife.last().requests };
   t = performance.now();
-  const pl = await measure(client, podlifeNodes, 'pool=podlife');
+  const pl = await measure(client, podlifeNodes, 'pool=podlife', cpuAccount(podlife.pid));
   await new Promise((r) => setTimeout(r, 500));
   const plStats = podlife.last();
   const plTrace = await podlife.stop();
@@ -269,16 +294,18 @@ try {
   stages('podlife', pl.times, plTrace);
   report('floor: raw status PATCH', pl.patchMs);
   console.log(`  the bench's own event loop delay (its watch and its flips): p99 ${pl.loopP99Ms.toFixed(0)} / max ${pl.loopMaxMs.toFixed(0)} ms`);
+  printCpu(pl.cpu);
   verdicts(pl, plStats);
   if (NAIVE) {
     const naiveNodes = await registerNodes(client, 'nv', 'naive');
     const naive = await startController(cp.kubeconfigPath, 'naive', 'pool=naive');
-    const nv = await measure(client, naiveNodes, 'pool=naive');
+    const nv = await measure(client, naiveNodes, 'pool=naive', cpuAccount(naive.pid));
     await new Promise((r) => setTimeout(r, 500));
     const nvStats = naive.last();
     const nvTrace = await naive.stop();
     report('baseline: naive GET+PUT, True -> gone', nv.latencies, nvStats);
     stages('naive', nv.times, nvTrace);
+    printCpu(nv.cpu);
     console.log(`the KEP's SLO is 10 s; machine load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   } else console.log(`machine load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 } finally {

@@ -11,7 +11,7 @@
 //   pnpm exec tsx --conditions=@podlife/source bench/webhook/run.ts [--rate 500] [--seconds 20] [--nodes 100] [--round-seconds 2]
 import { spawn } from 'node:child_process';
 import https from 'node:https';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants as perfConstants, createHistogram, PerformanceObserver, type RecordableHistogram } from 'node:perf_hooks';
@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import type { V1Node } from '@kubernetes/client-node';
 import { WebhookServer, devCertificates, mutatePodsHandler } from '@podlife/controller';
 import type { WebhookHandler } from '@podlife/keystone';
+import { machineTicks } from '../cpu.js';
 import { judge, loadAverage, openLoop, percentile, times } from '../verdict.js';
 
 const arg = (name: string, dflt: number): number => {
@@ -67,21 +68,6 @@ const review = JSON.stringify({
     },
   },
 });
-
-/**
- * The machine's CPU time so far in clock ticks, all of it and the part the hypervisor gave to
- * other guests (steal); undefined where /proc/stat cannot be read.
- */
-function cpuTimes(): { total: number; steal: number } | undefined {
-  try {
-    const fields = (readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '').trim().split(/\s+/);
-    if (fields[0] !== 'cpu' || fields.length < 9) return undefined;
-    const ticks = fields.slice(1, 9).map(Number); // user nice system idle iowait irq softirq steal
-    return { total: ticks.reduce((a, b) => a + b, 0), steal: ticks[7] ?? 0 };
-  } catch {
-    return undefined;
-  }
-}
 
 /** One route under load: its own keep-alive connections, warmed once, then driven in rounds. */
 class Route {
@@ -135,9 +121,9 @@ class Route {
 
   /** Open loop at RATE for `seconds` (a slow answer does not slow the sender). */
   async round(seconds: number): Promise<void> {
-    const before = cpuTimes();
+    const before = machineTicks();
     await openLoop(RATE, RATE * seconds, () => this.send(true));
-    const after = cpuTimes();
+    const after = machineTicks();
     if (before && after) {
       this.cpuTicks += after.total - before.total;
       this.stealTicks += after.steal - before.steal;

@@ -14,5 +14,5 @@ export { AcceptedCondition, CircuitBreakerCondition, rulePath } from './rule-rec
 export { explainNode, renderNodeExplanation, renderNodesTable } from './explain.js';
 export type { NodeExplanation } from './explain.js';
 export { nodeReadinessRuleCrd } from './crd.js';
-export { nodeReadinessController } from './controller.js';
+export { nodeReadinessController, slimNode } from './controller.js';
 export type { NodeReadinessControllerOptions, NodeReadinessControllers } from './controller.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { ruleChangeAffectsNodes } from '../src/controller.js';
+import { ruleChangeAffectsNodes, slimNode } from '../src/controller.js';
 import { summarizeRules } from '../src/summary.js';
 import { GPU, T0, gpuNode, rule } from './builders.js';
 import { rig } from './fakes.js';
@@ -56,5 +56,36 @@ describe('ruleChangeAffectsNodes: which rule updates wake every node', () => {
 
   it('the rule being deleted', () => {
     assert.equal(ruleChangeAffectsNodes(rule().build(), rule().beingDeleted().build()), true);
+  });
+});
+
+describe('slimNode: the node as the controller caches it', () => {
+  const full = {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: 'n1', resourceVersion: '7', labels: { pool: 'gpu' }, annotations: { a: 'b' }, managedFields: [{ manager: 'kubelet' }] },
+    spec: { taints: [{ key: 'readiness.k8s.io/GPUReady', effect: 'NoSchedule' }], unschedulable: true, podCIDR: '10.0.0.0/24', providerID: 'x' },
+    status: {
+      conditions: [{ type: 'GPUReady', status: 'True' }],
+      nodeInfo: { kubeletVersion: 'v1.37.2' },
+      images: [{ names: ['busybox'], sizeBytes: 1 }],
+      addresses: [{ type: 'InternalIP', address: '10.0.0.1' }],
+      capacity: { cpu: '2' },
+    },
+  };
+
+  it('keeps what the gates read: metadata without managedFields, taints, unschedulable, conditions, nodeInfo', () => {
+    const slim = slimNode(full as never);
+    assert.deepEqual(slim, {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'n1', resourceVersion: '7', labels: { pool: 'gpu' }, annotations: { a: 'b' } },
+      spec: { taints: full.spec.taints, unschedulable: true },
+      status: { conditions: full.status.conditions, nodeInfo: full.status.nodeInfo },
+    });
+  });
+
+  it('adds nothing a node does not carry', () => {
+    assert.deepEqual(slimNode({ metadata: { name: 'bare' } }), { apiVersion: undefined, kind: undefined, metadata: { name: 'bare' }, spec: {}, status: {} });
   });
 });
