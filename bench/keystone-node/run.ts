@@ -16,14 +16,13 @@
 //
 // --jobs: Jobs per strategy; --wave: Jobs per strategy started together (default 5, so 20 pods
 // at a time on the node).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { join } from 'node:path';
 import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
 import { createLogger, resourcePath, sleep, type KubeClient } from '@podlife/core';
-import { ControllerApp, defaultConfig, devCertificates, parseFlags, webhookEntry, type ControllerConfig, type ControllerFlags } from '@podlife/controller';
+import { ControllerApp, defaultConfig, parseFlags, type ControllerConfig, type ControllerFlags } from '@podlife/controller';
 import { startControlPlane, type ControlPlane } from '../../test/support/control-plane.js';
 import { nodePrerequisiteProblem, startNode, type RealNode } from '../../test/support/node.js';
+import { localWebhook, type LocalWebhook } from '../../test/support/webhook.js';
 import { benchJob, LABEL_WAVE, STRATEGIES, type Strategy } from './jobs.js';
 import { judge } from '../verdict.js';
 
@@ -89,17 +88,11 @@ function controllerApp(cp: ControlPlane, strategy: Strategy, image: string, webh
 }
 
 /** The webhook (with its own keystone controller, as one podlife-controller process runs both). */
-async function startWebhook(cp: ControlPlane, image: string, dir: string): Promise<ControllerApp> {
-  const certs = await devCertificates(['127.0.0.1']);
-  writeFileSync(join(dir, 'tls.crt'), certs.certPem);
-  writeFileSync(join(dir, 'tls.key'), certs.keyPem);
-  const app = controllerApp(cp, 'webhook', image, { webhookPort: 0, tlsCertFile: join(dir, 'tls.crt'), tlsKeyFile: join(dir, 'tls.key') });
+async function startWebhook(cp: ControlPlane, image: string, webhook: LocalWebhook): Promise<ControllerApp> {
+  const app = controllerApp(cp, 'webhook', image, { webhookPort: 0, tlsCertFile: webhook.certFile, tlsKeyFile: webhook.keyFile });
   await app.start();
   if (!app.webhook) throw new Error('the webhook did not start');
-  await cp.client.create('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
-    metadata: { name: 'podlife-bench' },
-    webhooks: [webhookEntry({ url: `https://127.0.0.1:${app.webhook.port}/mutate-pods`, caBundle: Buffer.from(certs.caPem).toString('base64') }, { namespace: 'podlife-system', namespaces: [nsOf('webhook')] })],
-  });
+  await webhook.register(app.webhook.port, [nsOf('webhook')]);
   // The API server picks a new webhook configuration up within a moment: wait until a dry run converts.
   const probe = benchJob({ strategy: 'webhook', name: 'probe', wave: 0, image, appSeconds: 1 }).spec!.template;
   const deadline = Date.now() + 30_000;
@@ -285,7 +278,7 @@ async function main(): Promise<number> {
   const cp = await startControlPlane({ controllerManager: true, scheduler: true });
   let node: RealNode | undefined;
   const apps: ControllerApp[] = [];
-  const dir = mkdtempSync(join(os.tmpdir(), 'podlife-bench-tls-'));
+  const webhook = await localWebhook(cp.client, 'podlife-bench');
   try {
     node = await startNode(cp, { name: 'bench-node' });
     const image = node.images.busybox;
@@ -295,7 +288,7 @@ async function main(): Promise<number> {
       await app.start();
       apps.push(app);
     }
-    apps.push(await startWebhook(cp, image, dir));
+    apps.push(await startWebhook(cp, image, webhook));
     console.log(`control plane ${cp.version}, node ${node.name} (kubelet ${node.kubeletVersion}, containerd, runc) and 3 podlife controllers up in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     console.log(`${JOBS} Jobs per strategy, in waves of ${WAVE} per strategy (${WAVE * STRATEGIES.length} pods at a time on the node)`);
 
@@ -313,11 +306,10 @@ async function main(): Promise<number> {
     }
     return report(tallies) ? 0 : 1;
   } finally {
-    await cp.client.delete('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/podlife-bench').catch(() => undefined);
+    await webhook.remove();
     for (const app of apps) await app.stop().catch(() => undefined);
     await node?.stop();
     await cp.stop();
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 
