@@ -13,7 +13,9 @@
 // interval from sending the flip, which adds the flip's own write (a second PATCH round trip the
 // controller cannot shorten). Each latency is split into stages (flip written and its event
 // reaching the controller, queue wait, reconcile, PATCH round trip, watch event reaching the
-// bench), for the median node and for the slowest 1%, so a regression says where it is.
+// bench), for the median node and for the slowest 1%, so a regression says where it is. It also
+// prints how busy the machine was while the flips ran, with each process's share (API server, etcd,
+// controller, bench; from /proc): near 100%, every stage that waits on the API server waits for a CPU.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
