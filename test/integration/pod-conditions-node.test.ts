@@ -321,8 +321,12 @@ describe('pod conditions on a real node (kubelet, containerd, runc, CNI)', funct
       await manager.start();
       try {
         await createPod('net', { containers: [busybox('web', ['httpd', '-f', '-p', '8080', '-h', '/etc'])] }, { annotations: { 'podlife.dev/network-conditions': 'true' } });
-        const pod = await waitForPod(cp.client, ns, 'net', 'IPv4Ready True and IPv6Ready NoAddressOfFamily', (p) =>
-          podCondition(p, NetworkConditionType.IPv4Ready)?.status === 'True' && podCondition(p, NetworkConditionType.IPv6Ready)?.reason === 'NoAddressOfFamily');
+        // The two conditions are written one after the other: a pod read between the writes has
+        // IPv4Ready True beside the IPv6Ready of before the address (same reason, "not reported yet").
+        const pod = await waitForPod(cp.client, ns, 'net', 'IPv4Ready True and IPv6Ready NoAddressOfFamily, naming the IPv4 address', (p) =>
+          podCondition(p, NetworkConditionType.IPv4Ready)?.status === 'True' &&
+          podCondition(p, NetworkConditionType.IPv6Ready)?.reason === 'NoAddressOfFamily' &&
+          /has no IPv6 address/.test(podCondition(p, NetworkConditionType.IPv6Ready)?.message ?? ''));
         const ip = pod.status?.podIP ?? '';
         assert.deepEqual(pod.status?.podIPs?.map((p) => p.ip), [ip]);
         assert.ok(inSubnet(ip, node.podSubnet), `${ip} in ${node.podSubnet}`);
