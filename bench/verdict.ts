@@ -73,3 +73,11 @@ export async function openLoop(rate: number, total: number, fire: (i: number) =>
   }
   await Promise.all(inflight);
 }
+
+/** Closed-loop work: `fn` over every item, at most `concurrency` of them in flight at once. */
+export async function pool<T>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let i = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (i < items.length) await fn(items[i++] as T);
+  }));
+}

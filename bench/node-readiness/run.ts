@@ -29,7 +29,7 @@ import { nodeReadinessRule, nodeReadinessRuleCrd, rulePath } from '@podlife/node
 import { startControlPlane } from '../../test/support/control-plane.js';
 import { waitFor } from '../../test/support/wait.js';
 import { CpuAccount, processName } from '../cpu.js';
-import { judge, times } from '../verdict.js';
+import { judge, pool, times } from '../verdict.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -83,13 +83,6 @@ const pct = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 };
-
-async function pool<T>(items: T[], concurrency: number, fn: (x: T) => Promise<void>): Promise<void> {
-  let i = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (i < items.length) await fn(items[i++] as T);
-  }));
-}
 
 const condition = (status: string) => {
   const now = new Date().toISOString();

@@ -15,7 +15,7 @@ import type { V1Node } from '@kubernetes/client-node';
 import { ContentType, KubeClient, resourcePath } from '@podlife/core';
 import { startControlPlane } from '../../test/support/control-plane.js';
 import { USER_HZ, processName, processTicks } from '../cpu.js';
-import { judge, loadAverage } from '../verdict.js';
+import { judge, loadAverage, percentile, pool } from '../verdict.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -29,13 +29,6 @@ const KEY = 'readiness.k8s.io/BenchReady';
 const OWNERS = 'readiness.k8s.io/managed-taints';
 const METADATA_ONLY = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 const nodesPath = resourcePath({ version: 'v1', resource: 'nodes' });
-
-async function pool<T>(items: readonly T[], concurrency: number, fn: (x: T) => Promise<void>): Promise<void> {
-  let i = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (i < items.length) await fn(items[i++] as T);
-  }));
-}
 
 interface Variant {
   label: string;
@@ -55,7 +48,7 @@ const jsonPatch = (resourceVersion: string): unknown => [
 // spec.taints has no patch strategy, so a strategic merge replaces the list as the JSON patch does.
 const strategicPatch = (resourceVersion: string): unknown => ({ metadata: { resourceVersion, annotations: { [OWNERS]: null } }, spec: { taints: [] } });
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+const median = (xs: readonly number[]): number => percentile([...xs].sort((a, b) => a - b), 50);
 
 const cp = await startControlPlane();
 try {
