@@ -23,7 +23,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { describe, it, before, after } from 'mocha';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { Manager, resourcePath, sleep, timeMs, type KubeClient } from '@podlife/core';
+import { Manager, resourcePath, sleep, stripManagedFields, timeMs, type KubeClient } from '@podlife/core';
 import {
   NetworkConditionType,
   ReadinessGate,
@@ -318,11 +318,14 @@ describe('pod conditions on a real node (kubelet, containerd, runc, CNI)', funct
     it('publishes IPv4Ready True for the address the CNI bridge gave, which serves, and IPv6Ready False', async () => {
       const manager = new Manager({ client: cp.client });
       networkConditionsController(manager, { namespace: ns });
+      // Every version of the pod the API server sends (the controller's own informer, shared).
+      const versions: V1Pod[] = [];
+      const seen = manager.informer<V1Pod>({ path: `/api/v1/namespaces/${ns}/pods`, transform: stripManagedFields });
+      seen.on('add', (p) => versions.push(p));
+      seen.on('update', (p) => versions.push(p));
       await manager.start();
       try {
         await createPod('net', { containers: [busybox('web', ['httpd', '-f', '-p', '8080', '-h', '/etc'])] }, { annotations: { 'podlife.dev/network-conditions': 'true' } });
-        // The two conditions are written one after the other: a pod read between the writes has
-        // IPv4Ready True beside the IPv6Ready of before the address (same reason, "not reported yet").
         const pod = await waitForPod(cp.client, ns, 'net', 'IPv4Ready True and IPv6Ready NoAddressOfFamily, naming the IPv4 address', (p) =>
           podCondition(p, NetworkConditionType.IPv4Ready)?.status === 'True' &&
           podCondition(p, NetworkConditionType.IPv6Ready)?.reason === 'NoAddressOfFamily' &&
@@ -337,6 +340,15 @@ describe('pod conditions on a real node (kubelet, containerd, runc, CNI)', funct
         const v6 = podCondition(pod, NetworkConditionType.IPv6Ready);
         assert.equal(v6?.status, 'False');
         assert.match(v6?.message ?? '', new RegExp(`has no IPv6 address \\(only ${ip.replace(/\./g, '\\.')}\\)`));
+        // The two conditions change in one write (ADR 0239): no version of the pod has one without
+        // the other, nor IPv4Ready True beside an IPv6Ready written before the pod had its address.
+        const written = versions.filter((p) => p.metadata?.name === 'net' && podCondition(p, NetworkConditionType.IPv4Ready));
+        assert.ok(written.length > 0, 'the informer saw the conditions written');
+        for (const p of written) {
+          const [a, b] = [podCondition(p, NetworkConditionType.IPv4Ready), podCondition(p, NetworkConditionType.IPv6Ready)];
+          assert.ok(b, `IPv6Ready beside IPv4Ready at resourceVersion ${p.metadata?.resourceVersion}`);
+          if (a?.status === 'True') assert.match(b.message ?? '', /has no IPv6 address \(only /, `IPv6Ready at resourceVersion ${p.metadata?.resourceVersion}`);
+        }
         // The address is real: the pod answers on it from the node.
         const res = await fetch(`http://${ip}:8080/hostname`, { signal: AbortSignal.timeout(10_000) });
         assert.equal(res.status, 200);

@@ -11,8 +11,8 @@ export { containerRestartPolicy, crashLoop, describeExit } from './crash-loop.js
 export type { CrashLoop, RestartPolicy, Termination } from './crash-loop.js';
 export { renderTimeline } from './render.js';
 export type { RenderOptions } from './render.js';
-export { PodConditionWriteError, setPodCondition } from './set-condition.js';
-export type { PodStatusClient, SetPodConditionOptions, SetPodConditionResult } from './set-condition.js';
+export { PodConditionWriteError, setPodCondition, setPodConditions } from './set-condition.js';
+export type { PodStatusClient, SetPodConditionOptions, SetPodConditionResult, SetPodConditionsResult } from './set-condition.js';
 export { PodWaitError, waitForPodCondition } from './wait.js';
 export type { PodWaitFailure, WaitForPodConditionOptions } from './wait.js';
 export { ReadinessGate, readinessGateTypeProblem } from './readiness-gate.js';

@@ -3,14 +3,15 @@
  * the manager's shared pods informer that keeps computed conditions on the pods it selects.
  *
  * Guarantees: level-based (the pod is read from the cache at reconcile time, never from the event);
- * only selected pods are enqueued; pods being deleted or finished are left alone; each condition
- * is written with setPodCondition (no call when unchanged, merged by type, conflicts retried);
+ * only selected pods are enqueued; pods being deleted or finished are left alone; the computed
+ * conditions are written together with setPodConditions, in one patch (no call when unchanged,
+ * merged by type, conflicts retried), so readers never see half of a computed set;
  * a failing compute or write is retried by the controller with per-key backoff.
  */
 import type { V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import { Controller, objectKey, stripManagedFields } from '@podlife/core';
 import type { ConditionInput, Manager } from '@podlife/core';
-import { setPodCondition } from './set-condition.js';
+import { setPodConditions } from './set-condition.js';
 import type { PodStatusClient } from './set-condition.js';
 
 /** The conditions computed for a pod, and when to compute them again. */
@@ -40,11 +41,7 @@ export async function syncPodConditions(client: PodStatusClient, spec: PodCondit
   const phase = pod.status?.phase;
   if (phase === 'Succeeded' || phase === 'Failed') return undefined;
   const computed = await spec.compute(pod, signal);
-  let current = pod;
-  for (const c of computed.conditions) {
-    const r = await setPodCondition(client, current, c, { nowMs: (spec.now ?? Date.now)(), signal });
-    current = r.pod;
-  }
+  await setPodConditions(client, pod, computed.conditions, { nowMs: (spec.now ?? Date.now)(), signal });
   return computed;
 }
 

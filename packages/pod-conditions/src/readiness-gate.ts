@@ -4,7 +4,7 @@
  * Declare the gate's condition type and a function that computes it; the gate keeps that
  * condition on every pod listing the type in `spec.readinessGates` (the kubelet then holds `Ready`
  * False until it is True). Runs on the core runtime: the manager's shared pods informer, a work
- * queue with per-key backoff, and setPodCondition for the writes.
+ * queue with per-key backoff, and setPodConditions for the writes.
  *
  *     const manager = new Manager({ client });
  *     new ReadinessGate({ conditionType: 'example.com/warm', evaluate: (pod) => isWarm(pod) }).register(manager);

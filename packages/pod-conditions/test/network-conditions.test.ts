@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { KubeClient, Manager } from '@podlife/core';
 import { networkConditionsController } from '../src/index.js';
 import { networkConditions, wantsNetworkConditions } from '../src/network-conditions.js';
+import { syncPodConditions } from '../src/pod-controller.js';
+import { FakePodApi } from './fake-api.js';
 import { pod, startedPod } from './fixtures.js';
 
 const annotated = <T extends { build(): import('@kubernetes/client-node').V1Pod }>(b: T, value = 'true') => {
@@ -44,6 +46,23 @@ describe('network conditions (DESIGN 5)', () => {
   it('gives messages that do not change with time, so unchanged pods cause no writes', () => {
     const p = annotated(startedPod().ips('10.1.0.7'));
     assert.deepEqual(networkConditions(p), networkConditions(structuredClone(p)));
+  });
+});
+
+describe('network conditions written on a pod', () => {
+  it('the two families go out in one status patch: no reader sees IPv4Ready new and IPv6Ready old', async () => {
+    const spec = { name: 'network-conditions', select: wantsNetworkConditions, compute: (p: import('@kubernetes/client-node').V1Pod) => ({ conditions: networkConditions(p) }) };
+    const api = new FakePodApi(annotated(startedPod().condition('PodReadyToStartContainers', 'False', 9)));
+    await syncPodConditions(api, spec, api.pod!, new AbortController().signal);
+    api.writeCondition({ type: 'PodReadyToStartContainers', status: 'True' });
+    await syncPodConditions(api, spec, api.pod!, new AbortController().signal);
+    assert.equal(api.patches.length, 2);
+    for (const body of api.patches as { status: { conditions: { type: string }[] } }[]) {
+      assert.deepEqual(body.status.conditions.map((c) => c.type).sort(), ['network.podlife.dev/IPv4Ready', 'network.podlife.dev/IPv6Ready']);
+    }
+    const written = Object.fromEntries((api.pod!.status!.conditions ?? []).map((c) => [c.type, c]));
+    assert.equal(written['network.podlife.dev/IPv4Ready']?.status, 'True');
+    assert.deepEqual([written['network.podlife.dev/IPv6Ready']?.status, written['network.podlife.dev/IPv6Ready']?.reason], ['False', 'NoAddressOfFamily']);
   });
 });
 

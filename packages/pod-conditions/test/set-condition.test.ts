@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { V1Pod, V1PodCondition } from '@kubernetes/client-node';
-import { PodConditionWriteError, setPodCondition } from '../src/index.js';
+import { PodConditionWriteError, setPodCondition, setPodConditions } from '../src/index.js';
 import { FakePodApi } from './fake-api.js';
 import { at, ms, pod, startedPod } from './fixtures.js';
 
@@ -130,5 +130,56 @@ describe('setPodCondition', () => {
         { numRuns: 200 },
       );
     });
+  });
+});
+
+describe('setPodConditions', () => {
+  const other = 'example.com/warm';
+
+  it('writes every changed condition in one patch, so readers never see half of the set', async () => {
+    const api = new FakePodApi(startedPod().build());
+    const r = await setPodConditions(api, api.pod!, [{ type: gate, status: 'True', reason: 'Registered' }, { type: other, status: 'False', reason: 'Cold', message: 'cache 10% full' }], ms(50));
+    assert.deepEqual([r.changed, r.writes, api.patches.length], [true, 1, 1]);
+    const body = api.patches[0] as { status: { conditions: V1PodCondition[] } };
+    assert.deepEqual(body.status.conditions.map((c) => [c.type, c.status]), [[gate, 'True'], [other, 'False']]);
+    assert.deepEqual(r.conditions.map((c) => c.type), [gate, other]);
+    assert.equal(api.pod?.status?.conditions?.find((c) => c.type === other)?.message, 'cache 10% full');
+  });
+
+  it('sends only the conditions that changed, and answers every one as decided', async () => {
+    const api = new FakePodApi(startedPod().condition(gate, 'True', 7, 'Registered').condition(other, 'False', 7, 'Cold').build());
+    const r = await setPodConditions(api, api.pod!, [{ type: gate, status: 'True', reason: 'Registered' }, { type: other, status: 'True', reason: 'Warm' }], ms(50));
+    const body = api.patches[0] as { status: { conditions: V1PodCondition[] } };
+    assert.deepEqual(body.status.conditions.map((c) => c.type), [other]);
+    assert.equal(new Date(r.conditions[0]!.lastTransitionTime!).getTime(), ms(7));
+    assert.equal(new Date(r.conditions[1]!.lastTransitionTime!).getTime(), ms(50));
+  });
+
+  it('makes no API call when none changes, nor for an empty list', async () => {
+    const api = new FakePodApi(startedPod().condition(gate, 'True', 7).condition(other, 'False', 7).build());
+    const same = await setPodConditions(api, api.pod!, [{ type: gate, status: 'True' }, { type: other, status: 'False' }], ms(50));
+    const none = await setPodConditions(api, api.pod!, [], ms(50));
+    assert.deepEqual([same.changed, none.changed, api.patches.length, api.gets], [false, false, 0, 0]);
+  });
+
+  it('refuses a type given twice, naming it, before any call', async () => {
+    const api = new FakePodApi(startedPod().build());
+    await assert.rejects(setPodConditions(api, api.pod!, [{ type: gate, status: 'True' }, { type: gate, status: 'False' }]), (e: unknown) => {
+      assert.ok(e instanceof PodConditionWriteError);
+      assert.match(e.message, /pod default\/web: cannot set conditions example\.com\/lb-registered, example\.com\/lb-registered: condition type example\.com\/lb-registered is given more than once/);
+      assert.deepEqual(e.conditionTypes, [gate, gate]);
+      return true;
+    });
+    assert.deepEqual([api.patches.length, api.gets], [0, 0]);
+  });
+
+  it('after a conflict decides both again on the pod as re-read, and writes what still differs', async () => {
+    const api = new FakePodApi(startedPod().build());
+    const stale = structuredClone(api.pod!);
+    api.writeCondition({ type: gate, status: 'True' });
+    const r = await setPodConditions(api, stale, [{ type: gate, status: 'True' }, { type: other, status: 'True' }], ms(50));
+    assert.deepEqual([r.changed, r.writes, api.gets], [true, 2, 1]);
+    const retry = api.patches[1] as { status: { conditions: V1PodCondition[] } };
+    assert.deepEqual(retry.status.conditions.map((c) => c.type), [other]);
   });
 });
