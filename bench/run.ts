@@ -58,6 +58,7 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'webhook-handler', file: 'bench/keystone/webhook.ts', controlPlane: false, quick: [], dist: 'packages/keystone', what: 'AdmissionReview handler alone, p50/p99 per call' },
   { name: 'webhook', file: 'bench/webhook/run.ts', controlPlane: false, quick: ['--seconds', '4'], what: '/mutate-pods over TLS at 500 req/s, p50/p99' },
   { name: 'keystone-node', file: 'bench/keystone-node/run.ts', controlPlane: true, node: true, quick: ['--jobs', '10'], what: 'real node: main exits -> last sidecar terminated per strategy vs native sidecars, p50/p99' },
+  { name: 'keystone-node-ephemeral', file: 'bench/keystone-node/ephemeral-start.ts', controlPlane: true, node: true, quick: ['--pods', '2'], what: 'real node: ephemeral container added -> started, on a quiet pod and right after a container exit (no target)' },
   { name: 'node-readiness', file: 'bench/node-readiness/run.ts', controlPlane: true, quick: ['--nodes', '500'], what: 'condition True -> taint removed with 5,000 nodes, p50/p99 vs a raw PATCH' },
   { name: 'node-readiness-write-cost', file: 'bench/node-readiness/write-cost.ts', controlPlane: true, quick: ['--nodes', '300', '--rounds', '2'], what: 'API server CPU per taint removal, by patch form, authentication and answer (no target)' },
   { name: 'node-readiness-15k', file: 'bench/node-readiness/run.ts', controlPlane: true, args: ['--nodes', '15000', '--no-naive'], quick: ['--nodes', '1500', '--no-naive'], what: 'the same with 15,000 nodes: p99, requests per node, controller RSS' },
