@@ -232,13 +232,22 @@ class ServerAccounts {
   timed(path: string, handler: WebhookHandler): WebhookHandler {
     const account = { pauses: 0, notMinor: 0, totalMs: 0, maxMs: 0, delay: createHistogram(), handler: createHistogram() };
     this.routes.set(path, account);
-    return async (body, signal) => {
+    const record = (started: number): void => account.handler.record(Math.max(1, Math.round((performance.now() - started) * 1000)));
+    return (body, signal) => {
       const started = performance.now();
+      let answer: ReturnType<WebhookHandler>;
       try {
-        return await handler(body, signal);
-      } finally {
-        account.handler.record(Math.max(1, Math.round((performance.now() - started) * 1000)));
+        answer = handler(body, signal);
+      } catch (err) {
+        record(started);
+        throw err;
       }
+      // A synchronous answer is timed as it returns: awaiting it would count a microtask turn too.
+      if (!(answer instanceof Promise)) {
+        record(started);
+        return answer;
+      }
+      return answer.finally(() => record(started));
     };
   }
 
