@@ -14,45 +14,44 @@
 //   pnpm exec tsx --conditions=@podlife/source bench/keystone-node/ephemeral-start.ts [--pods 6]
 import os from 'node:os';
 import type { V1Pod } from '@kubernetes/client-node';
-import { resourcePath, sleep } from '@podlife/core';
-import { startControlPlane } from '../../test/support/control-plane.js';
+import { ContentType, resourcePath, sleep } from '@podlife/core';
+import { startControlPlane, type ControlPlane } from '../../test/support/control-plane.js';
 import { nodePrerequisiteProblem, startNode, type RealNode } from '../../test/support/node.js';
+import { waitFor } from '../../test/support/wait.js';
 import { loadAverage, percentile } from '../verdict.js';
 
 const i = process.argv.indexOf('--pods');
 const PODS = i >= 0 ? Number(process.argv[i + 1]) : 6;
 if (!Number.isInteger(PODS) || PODS < 1) throw new Error('--pods must be a positive integer');
 const NS = 'ephemeral-start';
-const podPath = (name = ''): string => resourcePath({ version: 'v1', resource: 'pods', namespace: NS, ...(name ? { name } : {}) });
+const podPath = (name = '', subresource = ''): string =>
+  resourcePath({ version: 'v1', resource: 'pods', namespace: NS, ...(name ? { name } : {}), ...(subresource ? { subresource } : {}) });
 
 type Case = 'quiet' | 'after an exit';
 
-/** Polls the pod until `ok` holds (50 ms apart), or throws naming what was awaited. */
-async function until(client: { get<T>(path: string): Promise<T> }, name: string, what: string, ok: (p: V1Pod) => boolean, timeoutMs = 60_000): Promise<V1Pod> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const pod = await client.get<V1Pod>(podPath(name));
-    if (ok(pod)) return pod;
-    if (Date.now() > deadline) throw new Error(`pod ${NS}/${name}: no ${what} within ${timeoutMs / 1000} s; status ${JSON.stringify(pod.status)}`);
-    await sleep(50);
-  }
-}
+/** The pod once `ok` holds (polled 50 ms apart, for up to a minute). */
+const podWhen = (cp: ControlPlane, name: string, what: string, ok: (p: V1Pod) => boolean): Promise<V1Pod> =>
+  waitFor(`${what} in pod ${NS}/${name}`, async () => {
+    const pod = await cp.client.get<V1Pod>(podPath(name));
+    return ok(pod) ? pod : undefined;
+  }, { timeoutMs: 60_000, intervalMs: 50 });
+
+const state = (p: V1Pod, container: string) => p.status?.containerStatuses?.find((s) => s.name === container)?.state;
 
 /** One pod of `kind`: its stop container's start, in ms after the request that added it was sent. */
-async function once(cp: Awaited<ReturnType<typeof startControlPlane>>, node: RealNode, kind: Case, n: number): Promise<number> {
+async function once(cp: ControlPlane, node: RealNode, kind: Case, n: number): Promise<number> {
   const image = node.images.busybox;
   const name = `${kind === 'quiet' ? 'quiet' : 'exited'}-${n}`;
   const containers = [{ name: 'proxy', image, imagePullPolicy: 'Never', command: ['sleep', '3600'] }];
   if (kind === 'after an exit') containers.push({ name: 'app', image, imagePullPolicy: 'Never', command: ['sleep', '2'] });
   await cp.client.create(podPath(), { metadata: { name }, spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 1, containers } });
-  const running = (p: V1Pod, c: string): boolean => Boolean(p.status?.containerStatuses?.find((s) => s.name === c)?.state?.running);
-  await until(cp.client, name, 'running proxy', (p) => running(p, 'proxy'));
+  await podWhen(cp, name, 'proxy running', (p) => Boolean(state(p, 'proxy')?.running));
   if (kind === 'quiet') await sleep(2500);
-  else await until(cp.client, name, 'app terminated', (p) => Boolean(p.status?.containerStatuses?.find((s) => s.name === 'app')?.state?.terminated));
+  else await podWhen(cp, name, 'app terminated', (p) => Boolean(state(p, 'app')?.terminated));
   const sent = Date.now();
   const stop = { name: 'stop', image, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'sleep 1'], targetContainerName: 'proxy' };
-  await cp.client.patch(podPath(name) + '/ephemeralcontainers', { spec: { ephemeralContainers: [stop] } }, 'application/strategic-merge-patch+json');
-  const pod = await until(cp.client, name, 'stop container', (p) => Boolean(p.status?.ephemeralContainerStatuses?.[0]?.containerID));
+  await cp.client.patch(podPath(name, 'ephemeralcontainers'), { spec: { ephemeralContainers: [stop] } }, ContentType.StrategicMergePatch);
+  const pod = await podWhen(cp, name, 'a stop container id', (p) => Boolean(p.status?.ephemeralContainerStatuses?.[0]?.containerID));
   const id = (pod.status?.ephemeralContainerStatuses?.[0]?.containerID ?? '').replace(/^containerd:\/\//, '');
   const started = node.containerTimes(id)?.startedAtMs;
   if (!started) throw new Error(`pod ${NS}/${name}: containerd has no start time for the stop container ${id}`);
@@ -77,11 +76,12 @@ async function main(): Promise<void> {
       for (const kind of ['quiet', 'after an exit'] as const) results[kind].push(await once(cp, node, kind, n));
     }
     console.log('ephemeral container added -> started (containerd), per case:');
-    for (const [kind, xs] of Object.entries(results)) {
-      const sorted = [...xs].sort((a, b) => a - b);
-      console.log(`  ${kind.padEnd(13)} p50 ${Math.round(percentile(sorted, 50))} ms  min ${Math.round(sorted[0] ?? NaN)} ms  max ${Math.round(sorted.at(-1) ?? NaN)} ms  (n=${sorted.length})`);
+    for (const xs of Object.values(results)) xs.sort((a, b) => a - b);
+    const p50 = (kind: Case): number => percentile(results[kind], 50);
+    for (const kind of ['quiet', 'after an exit'] as const) {
+      const xs = results[kind];
+      console.log(`  ${kind.padEnd(13)} p50 ${Math.round(p50(kind))} ms  min ${Math.round(xs[0] ?? NaN)} ms  max ${Math.round(xs.at(-1) ?? NaN)} ms  (n=${xs.length})`);
     }
-    const p50 = (k: Case): number => percentile([...results[k]].sort((a, b) => a - b), 50);
     console.log(`figure: an ephemeral container added right after a container exit starts ${Math.round(p50('after an exit') - p50('quiet'))} ms later at p50 than on a quiet pod (the kubelet's PLEG relist period is 1 s) (no DESIGN target); load average ${os.loadavg()[0]?.toFixed(1)}`);
   } finally {
     await node?.stop();

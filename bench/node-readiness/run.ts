@@ -29,7 +29,7 @@ import { nodeReadinessRule, nodeReadinessRuleCrd, rulePath } from '@podlife/node
 import { startControlPlane } from '../../test/support/control-plane.js';
 import { waitFor } from '../../test/support/wait.js';
 import { CpuAccount, processName } from '../cpu.js';
-import { judge, pool, times } from '../verdict.js';
+import { judge, percentile, pool, times } from '../verdict.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -79,10 +79,7 @@ interface Measurement {
   cpu: ReturnType<CpuAccount['stop']>;
 }
 
-const pct = (xs: number[], p: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
-};
+const pct = (xs: readonly number[], p: number): number => percentile([...xs].sort((a, b) => a - b), p);
 
 const condition = (status: string) => {
   const now = new Date().toISOString();

@@ -15,6 +15,7 @@ import type { ConditionInput, Controller, Manager } from '@podlife/core';
 import { networkReady } from './sandbox.js';
 import type { IpFamily } from './sandbox.js';
 import { podConditionsController } from './pod-controller.js';
+import type { PodConditionsSpec } from './pod-controller.js';
 
 /** The annotation that opts a pod into network conditions (value `"true"`). */
 export const networkConditionsAnnotation = 'podlife.dev/network-conditions';
@@ -55,10 +56,15 @@ export interface NetworkConditionsOptions {
  * namespace can share a manager.
  */
 export function networkConditionsController(manager: Manager, opts: NetworkConditionsOptions = {}): Controller {
-  return podConditionsController(manager, {
+  return podConditionsController(manager, networkConditionsSpec(opts));
+}
+
+/** What the network conditions controller selects, computes and is named (for tests, with syncPodConditions). */
+export function networkConditionsSpec(opts: NetworkConditionsOptions = {}): PodConditionsSpec {
+  return {
     name: opts.namespace ? `network-conditions/${opts.namespace}` : 'network-conditions',
     select: wantsNetworkConditions,
     compute: (pod) => ({ conditions: networkConditions(pod) }),
     ...opts,
-  });
+  };
 }

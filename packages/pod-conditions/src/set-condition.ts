@@ -57,16 +57,18 @@ export interface SetPodConditionResult {
 /** A pod that cannot have its conditions written; `reason` says why. */
 export class PodConditionWriteError extends Error {
   readonly pod: string;
-  /** The condition types of the write, joined with ", " when there are several. */
-  readonly conditionType: string;
   readonly conditionTypes: readonly string[];
   constructor(pod: string, conditionTypes: string | readonly string[], reason: string, options?: { cause?: unknown }) {
     const types = typeof conditionTypes === 'string' ? [conditionTypes] : [...conditionTypes];
     super(`pod ${pod}: cannot set condition${types.length === 1 ? '' : 's'} ${types.join(', ')}: ${reason}`, options);
     this.name = 'PodConditionWriteError';
     this.pod = pod;
-    this.conditionType = types.join(', ');
     this.conditionTypes = types;
+  }
+
+  /** The condition types of the write, joined with ", " when there are several. */
+  get conditionType(): string {
+    return this.conditionTypes.join(', ');
   }
 }
 

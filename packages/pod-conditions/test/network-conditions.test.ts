@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { KubeClient, Manager } from '@podlife/core';
 import { networkConditionsController } from '../src/index.js';
-import { networkConditions, wantsNetworkConditions } from '../src/network-conditions.js';
+import { networkConditions, networkConditionsSpec, wantsNetworkConditions } from '../src/network-conditions.js';
 import { syncPodConditions } from '../src/pod-controller.js';
 import { FakePodApi } from './fake-api.js';
 import { pod, startedPod } from './fixtures.js';
@@ -51,7 +51,7 @@ describe('network conditions (DESIGN 5)', () => {
 
 describe('network conditions written on a pod', () => {
   it('the two families go out in one status patch: no reader sees IPv4Ready new and IPv6Ready old', async () => {
-    const spec = { name: 'network-conditions', select: wantsNetworkConditions, compute: (p: import('@kubernetes/client-node').V1Pod) => ({ conditions: networkConditions(p) }) };
+    const spec = networkConditionsSpec();
     const api = new FakePodApi(annotated(startedPod().condition('PodReadyToStartContainers', 'False', 9)));
     await syncPodConditions(api, spec, api.pod!, new AbortController().signal);
     api.writeCondition({ type: 'PodReadyToStartContainers', status: 'True' });

@@ -167,7 +167,7 @@ describe('setPodConditions', () => {
     await assert.rejects(setPodConditions(api, api.pod!, [{ type: gate, status: 'True' }, { type: gate, status: 'False' }]), (e: unknown) => {
       assert.ok(e instanceof PodConditionWriteError);
       assert.match(e.message, /pod default\/web: cannot set conditions example\.com\/lb-registered, example\.com\/lb-registered: condition type example\.com\/lb-registered is given more than once/);
-      assert.deepEqual(e.conditionTypes, [gate, gate]);
+      assert.deepEqual([e.conditionTypes, e.conditionType], [[gate, gate], `${gate}, ${gate}`]);
       return true;
     });
     assert.deepEqual([api.patches.length, api.gets], [0, 0]);
