@@ -73,6 +73,8 @@ const review = JSON.stringify({
 class Route {
   readonly latencies: number[] = [];
   errors = 0;
+  /** Requests of the rounds that went out on a new connection (a TLS handshake first), not a kept-alive one. */
+  newConnections = 0;
   /** The machine's CPU time during this route's rounds, and the part stolen from it (clock ticks). */
   private cpuTicks = 0;
   private stealTicks = 0;
@@ -105,6 +107,9 @@ class Route {
         this.fail(err.message);
         resolve();
       });
+      req.on('socket', () => {
+        if (record && !req.reusedSocket) this.newConnections++;
+      });
       req.end(review);
     });
   }
@@ -131,10 +136,10 @@ class Route {
   }
 
   /** Latency percentiles, and the percent of CPU time stolen during the rounds (undefined when unknown). */
-  result(): { p50: number; p99: number; max: number; errors: number; n: number; stealPct: number | undefined } {
+  result(): { p50: number; p99: number; max: number; errors: number; n: number; newConnections: number; stealPct: number | undefined } {
     const sorted = [...this.latencies].sort((a, b) => a - b);
     const stealPct = this.cpuTicks > 0 ? (100 * this.stealTicks) / this.cpuTicks : undefined;
-    return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? NaN, errors: this.errors, n: sorted.length, stealPct };
+    return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? NaN, errors: this.errors, n: sorted.length, newConnections: this.newConnections, stealPct };
   }
 
   close(): void {
@@ -324,7 +329,7 @@ if (process.argv.includes('--serve')) {
     }
     type Result = ReturnType<Route['result']>;
     const steal = (r: Result) => (r.stealPct === undefined ? 'host steal unknown' : `host steal ${r.stealPct.toFixed(1)}% of CPU time`);
-    const fmt = (r: Result) => `p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  max ${r.max.toFixed(2)} ms  (${r.n} ok, ${r.errors} errors; ${steal(r)})`;
+    const fmt = (r: Result) => `p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  max ${r.max.toFixed(2)} ms  (${r.n} ok, ${r.errors} errors, ${r.newConnections} new connections; ${steal(r)})`;
     const floor = empty.result();
     const mutate = mutatePods.result();
     console.log(`  floor: empty route, same stack     ${fmt(floor)}`);

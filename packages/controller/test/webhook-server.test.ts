@@ -32,7 +32,7 @@ describe('webhook server', () => {
   let server: WebhookServer;
   const echo: WebhookHandler = (body) => ({ status: 200, body: { got: JSON.parse(body.toString()) as unknown } });
 
-  async function start(routes: Record<string, WebhookHandler>, opts: { maxBodyBytes?: number; requestTimeoutMs?: number } = {}): Promise<number> {
+  async function start(routes: Record<string, WebhookHandler>, opts: { maxBodyBytes?: number; requestTimeoutMs?: number; keepAliveTimeoutMs?: number } = {}): Promise<number> {
     server = new WebhookServer({ certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), port: 0, host: '127.0.0.1', routes, ...opts });
     await server.start();
     return server.port;
@@ -88,6 +88,38 @@ describe('webhook server', () => {
   it('answers 504 when the handler does not answer in time', async () => {
     const port = await start({ '/mutate-pods': () => new Promise(() => undefined) }, { requestTimeoutMs: 100 });
     assert.equal((await post(port, certs.caPem, '/mutate-pods', '{}')).status, 504);
+  });
+
+  /** Two requests on one kept-alive agent, `idleMs` apart: whether the second went out on the first one's connection. */
+  async function reusedAfter(port: number, idleMs: number): Promise<boolean> {
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: certs.caPem });
+    const send = () =>
+      new Promise<boolean>((resolve, reject) => {
+        const req = https.request({ host: '127.0.0.1', port, path: '/mutate-pods', method: 'POST', agent, headers: { 'Content-Type': 'application/json' } }, (res) => {
+          res.resume();
+          res.on('end', () => (res.statusCode === 200 ? resolve(req.reusedSocket) : reject(new Error(`HTTP ${res.statusCode}`))));
+        });
+        req.on('error', reject);
+        req.end('{}');
+      });
+    try {
+      assert.equal(await send(), false, 'the first request opens the connection');
+      await new Promise((r) => setTimeout(r, idleMs));
+      return await send();
+    } finally {
+      agent.destroy();
+    }
+  }
+
+  it('keeps an idle connection open past the 5 s that Node closes one after, so the client closes it first', async function () {
+    this.timeout(15_000);
+    const port = await start({ '/mutate-pods': echo });
+    assert.equal(await reusedAfter(port, 5_500), true);
+  });
+
+  it('closes an idle connection after keepAliveTimeoutMs', async () => {
+    const port = await start({ '/mutate-pods': echo }, { keepAliveTimeoutMs: 200 });
+    assert.equal(await reusedAfter(port, 600), false);
   });
 
   it('serves a rotated certificate to new connections without a restart', async () => {

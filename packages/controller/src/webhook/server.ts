@@ -14,6 +14,9 @@
  *   request bodies buffered at once never exceed `maxBufferedBytes` — a request that would
  *   cross it is answered 503 with Retry-After (the webhook fails open, so the API server lets
  *   the pod through unconverted);
+ * - an idle kept-alive connection stays open longer than the API server's client keeps one
+ *   (90 s), so the client is the side that closes it: a server that closes first races the
+ *   client's next request on that connection, which then fails with EOF (docs/adr/0242);
  * - TLS 1.3, or TLS 1.2 with ECDHE key exchange and AEAD ciphers only (no CBC, no SHA-1 MACs).
  */
 import https from 'node:https';
@@ -45,6 +48,11 @@ export interface WebhookServerOptions {
   maxBodyBytes?: number;
   /** Default 10 s: the API server's default webhook timeout. */
   requestTimeoutMs?: number;
+  /**
+   * How long an idle kept-alive connection is kept open. Default 120 s: longer than the 90 s
+   * after which the API server's webhook client drops an idle connection itself.
+   */
+  keepAliveTimeoutMs?: number;
   /** Open connections served; more get 503, more than twice this are dropped. Default 128. */
   maxConnections?: number;
   /** Request bytes buffered at once across all connections; default 32 MiB. */
@@ -55,6 +63,9 @@ export interface WebhookServerOptions {
   /** Called after each answered request (metrics). */
   observe?(route: string, status: number, seconds: number): void;
 }
+
+/** Above the 90 s idle timeout of the API server's HTTP transport (client-go's default). */
+const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 120_000;
 
 const noLog: WebhookLog = { info() {}, warn() {}, error() {} };
 
@@ -130,6 +141,7 @@ export class WebhookServer {
       (req, res) => void this.serve(req, res),
     );
     server.maxConnections = 2 * this.maxConnections;
+    server.keepAliveTimeout = this.opts.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
     server.on('connection', (socket) => {
       this.connections++;
       socket.once('close', () => this.connections--);
