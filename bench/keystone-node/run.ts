@@ -24,7 +24,7 @@ import { startControlPlane, type ControlPlane } from '../../test/support/control
 import { nodePrerequisiteProblem, startNode, type RealNode } from '../../test/support/node.js';
 import { localWebhook, type LocalWebhook } from '../../test/support/webhook.js';
 import { benchJob, LABEL_WAVE, STRATEGIES, type Strategy } from './jobs.js';
-import { judge } from '../verdict.js';
+import { judge, percentile } from '../verdict.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -45,7 +45,7 @@ const LABELS: Record<Strategy, string> = {
   ephemeral: 'ephemeral container',
   webhook: 'native via webhook',
 };
-const nsOf = (s: Strategy): string => `kn-${s}`;const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const nsOf = (s: Strategy): string => `kn-${s}`;
 
 interface Sample {
   /** containerd's finishedAt (proxy) - finishedAt (app), ms. */
@@ -250,7 +250,7 @@ function report(tallies: Map<Strategy, Tally>): boolean {
       ...(strategy === 'ephemeral' ? [['stop container started (containerd)', pick((x) => x.stopStartedMs)] as const] : []),
       ['sidecar terminated', pick((x) => x.containerdMs)],
     ] as const;
-    console.log(`    ${LABELS[strategy]}: ${parts.map(([what, xs]) => `${what} ${fmtMs(percentile([...xs], 50))} / ${fmtMs(percentile([...xs], 99))}`).join('; ')}`);
+    console.log(`    ${LABELS[strategy]}: ${parts.map(([what, xs]) => `${what} ${fmtMs(percentile(xs, 50))} / ${fmtMs(percentile(xs, 99))}`).join('; ')}`);
   }
   for (const strategy of STRATEGIES.filter((s) => s !== 'native')) {
     const c = sorted.get(strategy)!.c;
