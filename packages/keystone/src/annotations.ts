@@ -272,6 +272,8 @@ function isNativeSidecar(c: V1Container): boolean {
 export const REPORTED_PROBLEMS_MAX = 10;
 /** Container names quoted in one message (`have: a, b, c and 12 more`). */
 const NAMES_SHOWN = 5;
+/** Characters of names quoted in one message, the first name apart (which is always shown, clipped). */
+const NAMES_CHARS = 100;
 /** Below this many containers a scan beats building an index. */
 const SCAN_MAX = 8;
 
@@ -326,10 +328,20 @@ function nativeNamesOf(list: unknown): ReadonlySet<string> {
   return out;
 }
 
+/**
+ * Up to NAMES_SHOWN names, each clipped, and no more of them than fit in NAMES_CHARS after the
+ * first: with the clipped key, value and name around it, the message stays under 600 characters.
+ */
 function describeNames(names: readonly string[]): string {
   if (names.length === 0) return 'none';
-  const shown = names.slice(0, NAMES_SHOWN).map((n) => clipText(n, 63)).join(', ');
-  return names.length > NAMES_SHOWN ? `${shown} and ${names.length - NAMES_SHOWN} more` : shown;
+  let shown = clipText(names[0] as string, 63);
+  let count = 1;
+  for (; count < Math.min(names.length, NAMES_SHOWN); count++) {
+    const next = clipText(names[count] as string, 63);
+    if (shown.length + 2 + next.length > NAMES_CHARS) break;
+    shown += `, ${next}`;
+  }
+  return count < names.length ? `${shown} and ${names.length - count} more` : shown;
 }
 
 /** The parts of a pod spec the contract reads, whatever the object holds. */

@@ -42,6 +42,20 @@ describe('annotation validation: linear work, bounded output', () => {
     assert.match(reading.errors[0]?.message ?? '', /\(have: c0, c1, c2, c3, c4 and 95 more\)/);
   });
 
+  it('keeps a message about a missing container short when the key, the value and every container name are long', () => {
+    const long = (c: string) => c.repeat(5_000);
+    const pod: V1Pod = {
+      metadata: { annotations: { [`role.podlife.dev/${long('a')}`]: long('b') } },
+      spec: { containers: ['c', 'd', 'e', 'f', 'g', 'h'].map((c) => ({ name: long(c) })) },
+    };
+    const reading = readLifecycle(pod);
+    assert.equal(reading.kind, 'invalid');
+    if (reading.kind !== 'invalid') return;
+    const message = reading.errors[0]?.message ?? '';
+    assert.match(message, /no container "a{63}…\(4937 more characters\)" in spec\.containers \(have: c{63}…\(4937 more characters\) and 5 more\)$/);
+    assert.ok(message.length <= 600, `${message.length} characters`);
+  });
+
   it('clips a huge key or value in an error message', () => {
     const pod: V1Pod = { metadata: { annotations: { [`role.podlife.dev/${'a'.repeat(100_000)}`]: 'x'.repeat(100_000) } }, spec: { containers: [{ name: 'app' }] } };
     const reading = readLifecycle(pod);
