@@ -466,13 +466,13 @@ class ContainerKeys {
       problems.add(key, value, () => 'role must be "keystone" or "sidecar"');
     } else if (i === NATIVE) {
       if (value === 'sidecar') (this.nativeSidecars ??= new Set()).add(name);
-      else problems.add(key, value, () => `"${name}" is a native sidecar (an init container with restartPolicy Always) and cannot be the keystone`);
+      else problems.add(key, value, () => `"${clipText(name, 63)}" is a native sidecar (an init container with restartPolicy Always) and cannot be the keystone`);
     } else {
       const c = this.containers[i] as ContainerDraft;
       const previous = c.role;
       if (previous === value) return;
       if (previous !== 'main') {
-        problems.add(key, value, () => `conflicts with "${this.roleKey(i)}" = "${previous}": a container has one role`);
+        problems.add(key, value, () => `conflicts with "${clipText(this.roleKey(i) ?? '', 128)}" = "${previous}": a container has one role`);
         return;
       }
       c.role = value;

@@ -56,6 +56,26 @@ describe('annotation validation: linear work, bounded output', () => {
     assert.ok(message.length <= 600, `${message.length} characters`);
   });
 
+  it('keeps messages short for a long native sidecar marked keystone and a long container given two roles', () => {
+    const name = 'n'.repeat(5_000);
+    const native: V1Pod = {
+      metadata: { annotations: { [`role.podlife.dev/${name}`]: 'keystone' } },
+      spec: { initContainers: [{ name, restartPolicy: 'Always' }], containers: [{ name: 'app' }] },
+    };
+    const conflict: V1Pod = {
+      metadata: { annotations: { [`role.podlife.dev/${name}`]: 'keystone', [`sidecars.alpha.kubernetes.io/${name}`]: 'sidecar' } },
+      spec: { containers: [{ name }, { name: 'app' }] },
+    };
+    for (const [pod, reason] of [[native, /is a native sidecar/], [conflict, /conflicts with/]] as const) {
+      const reading = readLifecycle(pod);
+      assert.equal(reading.kind, 'invalid');
+      if (reading.kind !== 'invalid') return;
+      const message = reading.errors.map((e) => e.message).find((m) => reason.test(m)) ?? '';
+      assert.match(message, reason);
+      assert.ok(message.length <= 600, `${message.length} characters`);
+    }
+  });
+
   it('clips a huge key or value in an error message', () => {
     const pod: V1Pod = { metadata: { annotations: { [`role.podlife.dev/${'a'.repeat(100_000)}`]: 'x'.repeat(100_000) } }, spec: { containers: [{ name: 'app' }] } };
     const reading = readLifecycle(pod);
