@@ -272,7 +272,7 @@ function isNativeSidecar(c: V1Container): boolean {
 export const REPORTED_PROBLEMS_MAX = 10;
 /** Container names quoted in one message (`have: a, b, c and 12 more`). */
 const NAMES_SHOWN = 5;
-/** Characters of names quoted in one message, the first name apart (which is always shown, clipped). */
+/** Characters of the names quoted in one message, separators included; the first name (clipped) is shown whatever its length. */
 const NAMES_CHARS = 100;
 /** Below this many containers a scan beats building an index. */
 const SCAN_MAX = 8;
