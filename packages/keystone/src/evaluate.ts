@@ -301,30 +301,49 @@ function closeRecord(pod: V1Pod, options: EvaluateOptions): NoneDecision {
   return { action: 'none', why: 'terminal', updates: decision.updates, ...(decision.stopLatencyMs !== undefined ? { stopLatencyMs: decision.stopLatencyMs } : {}) };
 }
 
-/** Statuses by name for long lists, built once per list: lookups stay linear in the pod's size. */
-const statusIndexes = new WeakMap<readonly V1ContainerStatus[], Map<string, V1ContainerStatus>>();
+/**
+ * Positions by name for long status lists, built once per list: lookups stay linear in the pod's
+ * size. A position is only a hint, checked against the list as it is now, so a caller that
+ * changes the list in place (a replaced, added or reordered status) still gets the live answer:
+ * a hint that no longer names the container falls back to a scan, and the index is rebuilt.
+ */
+const statusIndexes = new WeakMap<readonly V1ContainerStatus[], Map<string, number>>();
 const SCAN_MAX = 8;
 
 function statusOf(pod: V1Pod, name: string): V1ContainerStatus | undefined {
   const statuses = pod.status?.containerStatuses;
   if (!Array.isArray(statuses)) return undefined;
-  if (statuses.length <= SCAN_MAX) {
-    for (let i = 0; i < statuses.length; i++) {
-      const s = statuses[i] as V1ContainerStatus;
-      if (s?.name === name) return s;
-    }
-    return undefined;
-  }
+  if (statuses.length <= SCAN_MAX) return scanStatuses(statuses, name);
   let index = statusIndexes.get(statuses);
-  if (!index) {
-    index = new Map();
-    for (let i = statuses.length - 1; i >= 0; i--) {
-      const s = statuses[i] as V1ContainerStatus;
-      if (s && typeof s.name === 'string') index.set(s.name, s);
-    }
-    statusIndexes.set(statuses, index);
+  if (index === undefined) index = indexStatuses(statuses);
+  const at = index.get(name);
+  if (at !== undefined) {
+    const s = statuses[at] as V1ContainerStatus | undefined;
+    if (s?.name === name) return s;
   }
-  return index.get(name);
+  // Not in the index, or moved: the list changed since it was indexed (or has no such status).
+  const found = scanStatuses(statuses, name);
+  if (found !== undefined) indexStatuses(statuses);
+  return found;
+}
+
+function scanStatuses(statuses: readonly V1ContainerStatus[], name: string): V1ContainerStatus | undefined {
+  for (let i = 0; i < statuses.length; i++) {
+    const s = statuses[i] as V1ContainerStatus;
+    if (s?.name === name) return s;
+  }
+  return undefined;
+}
+
+/** The first position of each name (as a scan finds it), kept for `statuses`. */
+function indexStatuses(statuses: readonly V1ContainerStatus[]): Map<string, number> {
+  const index = new Map<string, number>();
+  for (let i = statuses.length - 1; i >= 0; i--) {
+    const s = statuses[i] as V1ContainerStatus;
+    if (s && typeof s.name === 'string') index.set(s.name, i);
+  }
+  statusIndexes.set(statuses, index);
+  return index;
 }
 
 /** Terminated and will not be restarted under the pod's restartPolicy. */

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { describe, it } from 'mocha';
 import { evaluatePod, type Decision, type EvaluateOptions, type StopDecision } from '../src/index.js';
 import { pod, T0, type PodBuilder } from './fixtures.js';
@@ -92,6 +93,50 @@ describe('evaluatePod', () => {
       { name: 'keystone with only native sidecars', pod: pod().keystone('app').nativeSidecar('proxy').finished('app', 0), want: 'none:done' },
       { name: 'the alias key marks roles too', pod: pod().container('app').container('proxy').annotate('sidecars.alpha.kubernetes.io/proxy', 'sidecar').finished('app', 0), want: 'stop:S [proxy@0]' },
     ]);
+  });
+
+  describe('a pod with many containers whose status list is changed in place', () => {
+    // Past 8 statuses the lookup keeps an index per list; the list object is the same after an
+    // in-place change, so the index must not answer from what the list held before.
+    const many = (): V1Pod => {
+      let b = pod().keystone('app');
+      for (let i = 0; i < 9; i++) b = b.container(`w${i}`);
+      return b.sidecar('proxy').build();
+    };
+    const statuses = (p: V1Pod): V1ContainerStatus[] => p.status?.containerStatuses as V1ContainerStatus[];
+    const terminated = (name: string, exitCode: number): V1ContainerStatus =>
+      ({ name, ready: false, restartCount: 0, image: `${name}:1`, imageID: '', state: { terminated: { exitCode, finishedAt: new Date(T0) } } }) as V1ContainerStatus;
+    const now = { nowMs: T0 + 1000 };
+
+    it('a status replaced in the list is read as it is now', () => {
+      const p = many();
+      assert.equal(summary(evaluatePod(p, now)), 'none:waiting');
+      const list = statuses(p);
+      list[list.findIndex((s) => s.name === 'app')] = terminated('app', 0);
+      assert.equal(evaluatePod(p, now).action, 'stop');
+    });
+
+    it('statuses reordered in the list are still found by name', () => {
+      const p = many();
+      const list = statuses(p);
+      list[list.findIndex((s) => s.name === 'app')] = terminated('app', 0);
+      assert.equal(evaluatePod(p, now).action, 'stop');
+      list.reverse();
+      const d = evaluatePod(p, now) as StopDecision;
+      assert.equal(d.action, 'stop');
+      assert.equal(d.trigger, 'app');
+      assert.equal(d.steps.length, 10);
+    });
+
+    it('a status added to the list after the first reading is found', () => {
+      const p = many();
+      const list = statuses(p);
+      const at = list.findIndex((s) => s.name === 'app');
+      list.splice(at, 1);
+      assert.equal(summary(evaluatePod(p, now)), 'none:waiting');
+      list.push(terminated('app', 0));
+      assert.equal(evaluatePod(p, now).action, 'stop');
+    });
   });
 
   describe('budget: terminationGracePeriodSeconds from when the rule fired, shared by stages', () => {
