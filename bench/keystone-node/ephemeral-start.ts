@@ -20,6 +20,7 @@ import { ContentType, resourcePath, sleep } from '@podlife/core';
 import { startControlPlane, type ControlPlane } from '../../test/support/control-plane.js';
 import { nodePrerequisiteProblem, startNode, type RealNode } from '../../test/support/node.js';
 import { waitFor } from '../../test/support/wait.js';
+import { klogLineMs } from '../../test/support/klog.js';
 import { loadAverage, percentile } from '../verdict.js';
 
 const i = process.argv.indexOf('--pods');
@@ -42,18 +43,14 @@ const state = (p: V1Pod, container: string) => p.status?.containerStatuses?.find
 
 /**
  * When the kubelet logged the first update of pod `name` from the API at or after `sinceMs`. klog
- * stamps its lines in local time, to the microsecond, without the year.
+ * stamps its lines in local time, to the microsecond, without the year (klogLineMs supplies it).
  */
 function updateLoggedAt(node: RealNode, name: string, sinceMs: number): number | undefined {
   const needle = `"SyncLoop UPDATE" source="api" pods=["${NS}/${name}"]`;
-  const year = new Date(sinceMs).getFullYear();
   for (const line of node.kubeletLogTail(20_000).split('\n')) {
     if (!line.includes(needle)) continue;
-    const m = /^[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6})/.exec(line);
-    if (!m) continue;
-    const [month, day, hour, minute, second, micros] = m.slice(1).map(Number) as [number, number, number, number, number, number];
-    const at = new Date(year, month - 1, day, hour, minute, second, Math.floor(micros / 1000)).getTime();
-    if (at >= sinceMs) return at;
+    const at = klogLineMs(line, sinceMs);
+    if (at !== undefined && at >= sinceMs) return at;
   }
   return undefined;
 }

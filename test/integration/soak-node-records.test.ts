@@ -13,6 +13,7 @@ import { nodeRecords, parseKubeletKills, parseOwnRecord, type ContainerSeen, typ
 import { parseSoakArgs } from '../soak/plan.js';
 import { repeatedStopEvents, tally, type EventSeen } from '../soak/tally.js';
 import { makeTempDir, removeTempDir } from '../support/processes.js';
+import { klogLineMs } from '../support/klog.js';
 
 /** Runs a container's script under this host's busybox, recording into `dir`; resolves with its exit code. */
 function runScript(script: string, dir: string): { pid: number; exited: Promise<number | null> } {
@@ -79,7 +80,14 @@ describe('real-node soak observations (test/soak/busybox.ts, node-records.ts)', 
       'I1201 18:14:27.863447    6281 kuberuntime_container.go:912] "Killing container with a grace period" pod="soak/p" podUID="u-1" containerName="proxy" containerID="containerd://ab" gracePeriod=20',
       'I1201 18:14:28.000000    6281 kubelet.go:1] "SyncLoop DELETE" pods=["soak/p"]',
     ].join('\n');
-    assert.deepEqual(parseKubeletKills(log, 2026), [{ atMs: new Date(2026, 11, 1, 18, 14, 27, 863).getTime(), podUid: 'u-1', container: 'proxy' }]);
+    assert.deepEqual(parseKubeletKills(log, new Date(2026, 11, 1, 18, 0).getTime()), [{ atMs: new Date(2026, 11, 1, 18, 14, 27, 863).getTime(), podUid: 'u-1', container: 'proxy' }]);
+  });
+
+  it('reads a klog line across New Year in the year nearest the run', () => {
+    const lateDecember = new Date(2026, 11, 31, 23, 59, 50).getTime();
+    assert.equal(klogLineMs('I0101 00:00:05.250000    6281 kubelet.go:1] "x"', lateDecember), new Date(2027, 0, 1, 0, 0, 5, 250).getTime());
+    assert.equal(klogLineMs('I1231 23:59:40.000000    6281 kubelet.go:1] "x"', new Date(2027, 0, 1, 0, 0, 10).getTime()), new Date(2026, 11, 31, 23, 59, 40).getTime());
+    assert.equal(klogLineMs('not a klog line', lateDecember), undefined);
   });
 
   it('a TERM after the kubelet logged killing the container is the kubelet\'s; one before is a stop', () => {

@@ -156,7 +156,7 @@ export class NodeObserver {
       const text = buf.toString('utf8');
       const complete = text.lastIndexOf('\n') + 1; // a line still being written waits for the next read
       this.kubeletLogOffset += Buffer.byteLength(text.slice(0, complete));
-      for (const k of parseKubeletKills(text.slice(0, complete), new Date().getFullYear())) {
+      for (const k of parseKubeletKills(text.slice(0, complete), Date.now())) {
         const key = recordFileName(k.podUid, k.container);
         this.kills.set(key, [...(this.kills.get(key) ?? []), k.atMs]);
       }

@@ -16,6 +16,7 @@
  * was first seen not running it.
  */
 import type { KubeletRecord } from '../support/kubelet.js';
+import { klogLineMs } from '../support/klog.js';
 
 /** Clock slack between the kubelet's log time and a container's uptime record (both this host's clock). */
 const CLOCK_SLACK_MS = 20;
@@ -70,18 +71,16 @@ export interface KubeletKill {
 /**
  * The kubelet's `Killing container with a grace period` lines (klog, `--v=2`): `I1201
  * 18:10:06.123456 ... podUID="…" containerName="…"`. klog writes local time without a year:
- * `year` supplies it.
+ * each line takes the year that puts it nearest to `nearMs` (klog.ts).
  */
-export function parseKubeletKills(log: string, year: number): KubeletKill[] {
+export function parseKubeletKills(log: string, nearMs: number): KubeletKill[] {
   const out: KubeletKill[] = [];
   for (const line of log.split('\n')) {
     if (!line.includes('Killing container with a grace period')) continue;
-    const head = /^[IWE](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6})/.exec(line);
+    const atMs = klogLineMs(line, nearMs);
     const uid = /podUID="([^"]+)"/.exec(line)?.[1];
     const container = /containerName="([^"]+)"/.exec(line)?.[1];
-    if (!head || !uid || !container) continue;
-    const [, mo, d, h, mi, s, us] = head.map(Number) as number[];
-    const atMs = new Date(year, (mo as number) - 1, d, h, mi, s, Math.floor((us as number) / 1000)).getTime();
+    if (atMs === undefined || !uid || !container) continue;
     out.push({ atMs, podUid: uid, container });
   }
   return out;
