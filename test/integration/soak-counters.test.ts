@@ -103,7 +103,10 @@ describe('chaos soak counters (test/soak/tally.ts)', () => {
 
   it('a sidecar stopped while a main still runs breaks the order', () => {
     const p = pod('soak-rule-k-0004-hhhhh').exit('main', 0).signal('proxy', 100, 'TERM').exit('proxy', 150).signal('worker', 200, 'TERM').exit('worker', 250).finished(300);
-    assert.equal(row(run(p.records), 'order broken').value, '1');
+    const t = run(p.records);
+    assert.equal(row(t, 'order broken').value, '1');
+    assert.equal(row(t, 'order broken').pass, false);
+    assert.equal(t.passed, false);
   });
 
   it('a Job that fails though its kind should complete is an unexpected failure; one meant to fail is not', () => {

@@ -248,7 +248,7 @@ export function tally(input: {
     { label: `stops issued (${input.stopsSeenAs ?? 'stop containers seen by the kubelet'})`, value: String(stopsIssued) },
     { label: 'stops repeated (same signal to one container twice)', value: n(repeated), pass: repeated.length === 0, examples: repeated },
     { label: `early KILLs or kubelet terminations (no stop first, or < ${MIN_SHARE_MS / 1000} s after it)`, value: n(kills), examples: kills },
-    { label: 'order broken (a sidecar stopped while a main ran)', value: n(order), examples: order },
+    { label: 'order broken (a sidecar stopped while a main ran)', value: n(order), pass: order.length === 0, examples: order },
     { label: 'Events doubled (same pod, reason, note from two replicas)', value: n(doubled), examples: doubled },
     { label: 'StopFailed Warnings (of which naming a 422)', value: `${stopFailed.length} (${stopFailed422.length})`, examples: stopFailed.map((e) => `${e.pod}: ${e.note}`) },
     { label: 'replica SIGTERMed while the API server was paused: slowest exit', value: input.shutdownsMs.length === 0 ? '-' : ms(Math.max(...input.shutdownsMs)) },
