@@ -35,6 +35,8 @@ type MetadataWithAnnotations = { annotations?: Record<string, string> | null } |
 
 /** One RFC 6901 reference token. The order matters: escaping '/' first would double-escape. */
 export function escapePointerToken(token: string): string {
+  // Most tokens (field names, indices, container names) hold neither character: no copy, no search state.
+  if (token.indexOf('~') < 0 && token.indexOf('/') < 0) return token;
   return token.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
