@@ -57,7 +57,7 @@ export const verdictState = state;
 export const times = (x: number, digits = 2): string => `${x.toFixed(digits)}x`;
 
 /** The p-th percentile of an ascending array (nearest rank, as every benchmark here computes it). */
-export const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+export const percentile = (sorted: ArrayLike<number>, p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 /**
  * Open-loop load: calls `fire(i)` for i in [0, total) at `rate` a second, each at its due time

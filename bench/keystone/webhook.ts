@@ -12,7 +12,7 @@
  */
 import type { V1Node } from '@kubernetes/client-node';
 import { handleAdmissionReview, lifecycleMutator } from '@podlife/keystone';
-import { judge, loadAverage, times } from '../verdict.js';
+import { judge, loadAverage, percentile, times } from '../verdict.js';
 
 const fleet = (n: number): V1Node[] => Array.from({ length: n }, (_, i) => ({ metadata: { name: `node-${i}` }, status: { nodeInfo: { kubeletVersion: `v1.${29 + (i % 3)}.1-gke.${i}` } as never } }));
 const body = JSON.stringify({
@@ -38,7 +38,7 @@ const body = JSON.stringify({
   },
 });
 
-const pct = (samples: ArrayLike<number>, q: number): string => (samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] ?? 0).toFixed(1);
+const pct = (samples: ArrayLike<number>, q: number): string => percentile(samples, q * 100).toFixed(1);
 
 /** `fn` called `n` times, each after a `pauseMs` sleep: p50 and p99 per call, in µs. */
 async function paced(label: string, fn: () => unknown, pauseMs = 2, n = 500): Promise<number> {
