@@ -5,7 +5,7 @@
  * simulated kubelet (ephemeral strategy) and once on a real node (`--real-node`: kubelet,
  * containerd, runc, busybox containers, exec strategy). Each runs as a process of its own (it
  * starts its own control plane, node and replicas) and passes only when its table shows no stuck
- * pod, no repeated stop and no unexpected Job failure.
+ * pod, no repeated stop, no sidecar stopped before a main and no unexpected Job failure.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -24,7 +24,7 @@ for (const form of forms) {
   describe(`keystone chaos soak, 3-minute form, ${form.name} (test/soak)`, function () {
     this.timeout(12 * 60_000);
 
-    it('leaves no pod stuck, repeats no stop and fails no Job unexpectedly under leader kills, API server restarts and pauses, and compactions', async () => {
+    it('leaves no pod stuck, repeats no stop, keeps mains before sidecars and fails no Job unexpectedly under leader kills, API server restarts and pauses, and compactions', async () => {
       const dir = makeTempDir('podlife-soak-test-');
       try {
         const logPath = join(dir, 'soak.log');

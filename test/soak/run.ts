@@ -318,7 +318,7 @@ async function soak(options: SoakOptions, workDir: string): Promise<number> {
     console.log(`\n== chaos soak: ${options.minutes} min, ${perMinute} Jobs a minute, seed ${options.seed}, kube-apiserver ${cp.version}, ${target.describe}, 2 replicas\n`);
     console.log(formatTally(result));
     console.log(`\nload average (1 min) during the load window: max ${Math.max(0, ...loads).toFixed(2)}, mean ${(loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length)).toFixed(2)}; at the end ${load()} (${cpus().length} cores)`);
-    console.log(`\n${result.passed ? 'PASS' : 'FAIL'}: pods stuck, stops repeated and unexpected Job failures must all be 0`);
+    console.log(`\n${result.passed ? 'PASS' : 'FAIL'}: every row marked PASS/FAIL must be 0 (pods stuck, stops repeated, order broken, unexpected Job failures)`);
     return result.passed ? 0 : 1;
   } finally {
     lag.stop();
