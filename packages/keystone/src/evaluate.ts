@@ -302,10 +302,11 @@ function closeRecord(pod: V1Pod, options: EvaluateOptions): NoneDecision {
 }
 
 /**
- * Positions by name for long status lists, built once per list: lookups stay linear in the pod's
- * size. A position is only a hint, checked against the list as it is now, so a caller that
+ * Positions by name for long status lists, built once per list, so a found status costs one
+ * lookup. A position is only a hint, checked against the list as it is now, so a caller that
  * changes the list in place (a replaced, added or reordered status) still gets the live answer:
- * a hint that no longer names the container falls back to a scan, and the index is rebuilt.
+ * a hint that no longer names the container falls back to a scan, and the index is rebuilt. A
+ * name with no status at all costs a scan each time (a container the kubelet has not reported).
  */
 const statusIndexes = new WeakMap<readonly V1ContainerStatus[], Map<string, number>>();
 const SCAN_MAX = 8;
