@@ -22,7 +22,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { JsonPatchOp } from '@podlife/core';
 import { readLifecycle, type LifecycleOptions, type NativeRecord } from '../annotations.js';
-import { managedLabelOps, nativeRecordOps, planNativeSidecars, planRestartInPlace } from './patches.js';
+import { managedLabelOps, nativeRecordOps, nativeSidecarPlanOf, restartInPlacePlanOf } from './patches.js';
 
 /** The request of an AdmissionReview, as much of it as podlife reads. */
 export interface AdmissionRequest {
@@ -184,10 +184,11 @@ export function lifecycleMutator(nodes: () => readonly V1Node[], options: Lifecy
     }
     // Containers are immutable after creation: the API server refuses a conversion on UPDATE.
     if (request.operation === 'UPDATE') return label;
+    // The annotations are read once: both plans take this reading.
     const plan = { ...options, nodes: nodes() };
     // The restart rules address containers by their indices before the sidecars move: first.
-    const restart = planRestartInPlace(pod, plan);
-    const sidecars = planNativeSidecars(pod, plan);
+    const restart = restartInPlacePlanOf(pod, reading, plan);
+    const sidecars = nativeSidecarPlanOf(pod, reading, plan);
     const records = new Map<string, NativeRecord[]>();
     for (const k of restart.keystones) records.set(k, ['restart-all-containers']);
     for (const s of sidecars.converted) records.set(s, sidecars.stopSignals?.includes(s) ? ['sidecar', 'stop-signal'] : ['sidecar']);

@@ -36,6 +36,7 @@ import {
   type ContainerLifecycle,
   type ContainerRole,
   type LifecycleOptions,
+  type LifecycleReading,
   type NativeRecord,
   type StopSpec,
 } from '../annotations.js';
@@ -205,7 +206,11 @@ export interface NativeSidecarPlan {
 }
 
 export function planNativeSidecars(pod: V1Pod, options: NativeSidecarOptions = {}): NativeSidecarPlan {
-  const reading = readLifecycle(pod, options);
+  return nativeSidecarPlanOf(pod, readLifecycle(pod, options), options);
+}
+
+/** `planNativeSidecars` for a pod whose annotations were already read (`reading` is `readLifecycle(pod, options)`). */
+export function nativeSidecarPlanOf(pod: V1Pod, reading: LifecycleReading, options: NativeSidecarOptions): NativeSidecarPlan {
   if (reading.kind === 'not-ours') return { ops: [], converted: [], why: 'no lifecycle annotations' };
   if (reading.kind === 'invalid') return { ops: [], converted: [], why: 'invalid lifecycle annotations' };
   const { lifecycle } = reading;
@@ -273,7 +278,11 @@ export interface RestartInPlacePlan {
  * `spec.containers` by the pod's own indices: apply them before any op that moves containers.
  */
 export function planRestartInPlace(pod: V1Pod, options: NativeSidecarOptions = {}): RestartInPlacePlan {
-  const reading = readLifecycle(pod, options);
+  return restartInPlacePlanOf(pod, readLifecycle(pod, options), options);
+}
+
+/** `planRestartInPlace` for a pod whose annotations were already read (`reading` is `readLifecycle(pod, options)`). */
+export function restartInPlacePlanOf(pod: V1Pod, reading: LifecycleReading, options: NativeSidecarOptions): RestartInPlacePlan {
   if (reading.kind !== 'valid' || reading.lifecycle.onKeystoneExit !== 'RestartPod') return { ops: [], keystones: [] };
   const { keystones } = reading.lifecycle;
   if (keystones.length === 0) return { ops: [], keystones: [], why: 'RestartPod without a keystone does nothing' };
