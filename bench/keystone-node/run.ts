@@ -1,6 +1,6 @@
 // Keystone on a real node: from the moment a Job's main container exits to the moment its last
 // sidecar has terminated (the two containers' finishedAt), per stop strategy, on one real node
-// (kubelet v1.35, containerd, runc) beside a real control plane with the Job controller and the
+// (kubelet, containerd, runc) beside a real control plane with the Job controller and the
 // scheduler. Target (DESIGN 10): p50 within 1 s of the native figure.
 //
 // Floor in the same run: native sidecars (an init container with restartPolicy Always, written by
@@ -16,6 +16,12 @@
 //
 // --jobs: Jobs per strategy; --wave: Jobs per strategy started together (default 5, so 20 pods
 // at a time on the node).
+//
+// Where the time goes, per strategy: when the kubelet saw the main container's exit (its PLEG
+// event for that container, from its log), and for the ephemeral strategy when the stop container
+// reached the kubelet (its `SyncLoop UPDATE` of the pod) and when containerd created and started
+// it. The kubelet starts a container added to a pod only after its next relist (docs/adr/0241),
+// and the stage from the update to the creation shows that wait in every run.
 import os from 'node:os';
 import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
 import { createLogger, resourcePath, sleep, type KubeClient } from '@podlife/core';
@@ -24,6 +30,7 @@ import { startControlPlane, type ControlPlane } from '../../test/support/control
 import { nodePrerequisiteProblem, startNode, type RealNode } from '../../test/support/node.js';
 import { localWebhook, type LocalWebhook } from '../../test/support/webhook.js';
 import { benchJob, LABEL_WAVE, STRATEGIES, type Strategy } from './jobs.js';
+import { klogLineMs } from '../../test/support/klog.js';
 import { judge, percentile } from '../verdict.js';
 
 const arg = (name: string, dflt: number): number => {
@@ -54,8 +61,47 @@ interface Sample {
   apiMs: number;
   /** exec and ephemeral: app finishedAt -> the controller's StoppingContainer Event (written once the stop was delivered), ms. */
   deliveredMs?: number;
+  /** app finishedAt -> the kubelet's PLEG event for app's exit (its log), ms. */
+  seenMs?: number;
+  /** ephemeral only: app finishedAt -> the kubelet's first update of the pod after that event (the stop container added), ms. */
+  stopAddedMs?: number;
+  /** ephemeral only: app finishedAt -> the stop container's createdAt (containerd), ms. */
+  stopCreatedMs?: number;
   /** ephemeral only: app finishedAt -> the stop container's startedAt (containerd), ms. */
   stopStartedMs?: number;
+}
+
+/** What the kubelet's log says about a wave's pods: when it saw each container die, and when each pod's updates reached it. */
+interface KubeletLog {
+  /** Container ID -> when the kubelet's PLEG reported it died (first report). */
+  readonly died: Map<string, number>;
+  /** `namespace/name` -> when the kubelet logged an update of the pod from the API, in order. */
+  readonly updates: Map<string, number[]>;
+}
+
+const PLEG_DIED = /"SyncLoop \(PLEG\): event for pod" pod="[^"]+" event=\{[^}]*"Type":"ContainerDied","Data":"([0-9a-f]+)"/;
+const SYNC_UPDATE = /"SyncLoop UPDATE" source="api" pods=\[([^\]]*)\]/;
+
+/** The kubelet's log lines since `sinceMs` (klog stamps local time without a year; klogLineMs supplies it). */
+function readKubeletLog(node: RealNode, sinceMs: number): KubeletLog {
+  const died = new Map<string, number>();
+  const updates = new Map<string, number[]>();
+  for (const line of node.kubeletLogTail(50_000).split('\n')) {
+    const at = klogLineMs(line, sinceMs);
+    if (at === undefined || at < sinceMs) continue;
+    const d = PLEG_DIED.exec(line);
+    if (d?.[1] && !died.has(d[1])) died.set(d[1], at);
+    const u = SYNC_UPDATE.exec(line);
+    if (u?.[1]) {
+      for (const quoted of u[1].split(',')) {
+        const pod = quoted.trim().replace(/^"|"$/g, '');
+        const list = updates.get(pod) ?? [];
+        list.push(at);
+        updates.set(pod, list);
+      }
+    }
+  }
+  return { died, updates };
 }
 
 interface Tally {
@@ -114,6 +160,7 @@ const finishedJob = (j: V1Job): 'Complete' | 'Failed' | undefined =>
 
 /** Runs one wave: `count` Jobs per strategy at once; resolves when every pod is terminal and every Job finished (or the limit passed). */
 async function runWave(cp: ControlPlane, node: RealNode, wave: number, first: number, count: number, tallies: Map<Strategy, Tally>): Promise<void> {
+  const startedMs = Date.now();
   for (let i = 0; i < count; i++) {
     for (const strategy of STRATEGIES) {
       // Staggered exits, as unrelated Jobs have: 3.0 s to 3.8 s of work.
@@ -132,6 +179,7 @@ async function runWave(cp: ControlPlane, node: RealNode, wave: number, first: nu
     if ((podsDone && jobsDone) || Date.now() > deadline) break;
     await sleep(500);
   }
+  const kubelet = readKubeletLog(node, startedMs);
   for (const strategy of STRATEGIES) {
     const tally = tallies.get(strategy)!;
     for (const job of jobs.get(strategy) ?? []) {
@@ -140,7 +188,7 @@ async function runWave(cp: ControlPlane, node: RealNode, wave: number, first: nu
       else if (outcome === 'Failed') tally.jobsFailed++;
     }
     const delivered = await stopsDelivered(cp.client, strategy);
-    for (const pod of pods.get(strategy) ?? []) measure(pod, node, tally, delivered);
+    for (const pod of pods.get(strategy) ?? []) measure(pod, node, tally, delivered, kubelet);
   }
 }
 
@@ -160,7 +208,7 @@ async function stopsDelivered(client: KubeClient, strategy: Strategy): Promise<M
   return at;
 }
 
-function measure(pod: V1Pod, node: RealNode, tally: Tally, delivered: Map<string, number>): void {
+function measure(pod: V1Pod, node: RealNode, tally: Tally, delivered: Map<string, number>, kubelet: KubeletLog): void {
   const name = pod.metadata?.name ?? '?';
   const all: V1ContainerStatus[] = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
   const app = all.find((c) => c.name === 'app')?.state?.terminated;
@@ -181,10 +229,17 @@ function measure(pod: V1Pod, node: RealNode, tally: Tally, delivered: Map<string
   }
   const stopper = pod.status?.ephemeralContainerStatuses?.[0];
   const stopperTimes = stopper ? node.containerTimes(idOf(stopper)) : undefined;
+  const seenAt = kubelet.died.get(idOf(app));
+  const addedAt = stopper && seenAt !== undefined ? kubelet.updates.get(`${pod.metadata?.namespace}/${name}`)?.find((t) => t >= seenAt) : undefined;
+  const since = (ms: number | undefined): number | undefined => (ms ? ms - appTimes.finishedAtMs : undefined);
+  const optional = (key: keyof Sample, ms: number | undefined) => (ms !== undefined ? { [key]: ms } : {});
   tally.samples.push({
     containerdMs: proxyTimes.finishedAtMs - appTimes.finishedAtMs,
     apiMs: new Date(proxy.finishedAt).getTime() - new Date(app.finishedAt).getTime(),
-    ...(stopperTimes?.startedAtMs ? { stopStartedMs: stopperTimes.startedAtMs - appTimes.finishedAtMs } : {}),
+    ...optional('seenMs', since(seenAt)),
+    ...optional('stopAddedMs', since(addedAt)),
+    ...optional('stopCreatedMs', since(stopperTimes?.createdAtMs)),
+    ...optional('stopStartedMs', since(stopperTimes?.startedAtMs)),
     ...(delivered.has(name) ? { deliveredMs: delivered.get(name)! - appTimes.finishedAtMs } : {}),
   });
 }
@@ -243,15 +298,25 @@ function report(tallies: Map<Strategy, Tally>): boolean {
     if (t.missing.length > 5) console.log(`    ... and ${t.missing.length - 5} more`);
   }
   console.log('  where the time goes (p50 / p99 from the main container\'s exit):');
-  for (const strategy of ['exec', 'ephemeral'] as const) {
+  for (const strategy of STRATEGIES) {
     const pick = (f: (x: Sample) => number | undefined): number[] => tallies.get(strategy)!.samples.flatMap((x) => { const v = f(x); return v === undefined ? [] : [v]; }).sort((a, b) => a - b);
-    const parts = [
-      ['stop reported (StoppingContainer Event)', pick((x) => x.deliveredMs)],
-      ...(strategy === 'ephemeral' ? [['stop container started (containerd)', pick((x) => x.stopStartedMs)] as const] : []),
-      ['sidecar terminated', pick((x) => x.containerdMs)],
-    ] as const;
+    const parts: [string, number[]][] = [['kubelet saw the exit (PLEG)', pick((x) => x.seenMs)]];
+    if (strategy === 'exec' || strategy === 'ephemeral') parts.push(['stop reported (StoppingContainer Event)', pick((x) => x.deliveredMs)]);
+    if (strategy === 'ephemeral') {
+      parts.push(
+        ['stop container reached the kubelet (SyncLoop UPDATE)', pick((x) => x.stopAddedMs)],
+        ['created (containerd)', pick((x) => x.stopCreatedMs)],
+        ['started', pick((x) => x.stopStartedMs)],
+      );
+    }
+    parts.push(['sidecar terminated', pick((x) => x.containerdMs)]);
     console.log(`    ${LABELS[strategy]}: ${parts.map(([what, xs]) => `${what} ${fmtMs(percentile(xs, 50))} / ${fmtMs(percentile(xs, 99))}`).join('; ')}`);
   }
+  // The stage the kubelet's relist sets (docs/adr/0241): from the update that adds the stop
+  // container to the container's creation, per pod.
+  const waits = tallies.get('ephemeral')!.samples.flatMap((x) => (x.stopAddedMs !== undefined && x.stopCreatedMs !== undefined ? [x.stopCreatedMs - x.stopAddedMs] : [])).sort((a, b) => a - b);
+  const runtime = tallies.get('ephemeral')!.samples.flatMap((x) => (x.stopCreatedMs !== undefined && x.stopStartedMs !== undefined ? [x.stopStartedMs - x.stopCreatedMs] : [])).sort((a, b) => a - b);
+  console.log(`    ${LABELS.ephemeral}, per pod: update in the kubelet -> stop container created ${fmtMs(percentile(waits, 50))} / ${fmtMs(percentile(waits, 99))} (the kubelet's next relist, then the create); created -> started ${fmtMs(percentile(runtime, 50))} / ${fmtMs(percentile(runtime, 99))} (n=${waits.length})`);
   for (const strategy of STRATEGIES.filter((s) => s !== 'native')) {
     const c = sorted.get(strategy)!.c;
     const p50 = percentile(c, 50);

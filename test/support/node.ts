@@ -60,6 +60,8 @@ export interface RealNode {
 
 /** Times in milliseconds since the epoch, with the fraction containerd recorded. */
 export interface ContainerTimes {
+  /** When the runtime finished creating it (before its start). */
+  readonly createdAtMs: number;
   readonly startedAtMs: number;
   /** 0 while the container runs. */
   readonly finishedAtMs: number;
@@ -478,7 +480,7 @@ function readContainerTimes(file: string): ContainerTimes | undefined {
     return digits ? Number(BigInt(digits) / 1000n) / 1000 : 0;
   };
   const exitCode = /"ExitCode":(-?\d+)/.exec(text)?.[1];
-  return { startedAtMs: ns('StartedAt'), finishedAtMs: ns('FinishedAt'), exitCode: Number(exitCode ?? 0) };
+  return { createdAtMs: ns('CreatedAt'), startedAtMs: ns('StartedAt'), finishedAtMs: ns('FinishedAt'), exitCode: Number(exitCode ?? 0) };
 }
 
 function parseTaint(spec: string): { key: string; value?: string; effect: string } {
