@@ -26,7 +26,7 @@ const body = JSON.stringify({
     object: {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { generateName: 'job-', namespace: 'jobs', annotations: { 'role.podlife.dev/proxy': 'sidecar', 'stop.podlife.dev/proxy': 'preset:istio' } },
+      metadata: { generateName: 'job-', namespace: 'jobs', annotations: { 'role.podlife.dev/proxy': 'sidecar', 'stop.podlife.dev/proxy': 'signal:TERM' } },
       spec: {
         restartPolicy: 'Never',
         containers: [
@@ -37,6 +37,17 @@ const body = JSON.stringify({
     },
   },
 });
+
+/**
+ * The patch moves the sidecar to spec.initContainers: the path measured is the conversion. A stop
+ * spec without a native form (a preset, since ADR 0211) leaves the sidecar where it is, and the
+ * handler then does far less.
+ */
+function converts(patch: string | undefined): boolean {
+  if (!patch) return false;
+  const ops = JSON.parse(Buffer.from(patch, 'base64').toString('utf8')) as { op: string; path: string }[];
+  return ops.some((o) => o.op === 'add' && o.path === '/spec/initContainers');
+}
 
 const pct = (samples: ArrayLike<number>, q: number): string => percentile(samples, q * 100).toFixed(1);
 
@@ -76,7 +87,7 @@ const handle = (nodes: readonly V1Node[]): (() => string) => {
   const mutate = lifecycleMutator(() => nodes);
   return () => {
     const out = handleAdmissionReview(JSON.parse(body), { mutate });
-    if (out.httpStatus !== 200 || !out.review.response.patch) throw new Error('expected a patch');
+    if (out.httpStatus !== 200 || !converts(out.review.response.patch)) throw new Error('expected a patch that converts the sidecar');
     return JSON.stringify(out.review);
   };
 };
