@@ -20,7 +20,7 @@ import { ContentType, resourcePath, sleep } from '@podlife/core';
 import { startControlPlane, type ControlPlane } from '../../test/support/control-plane.js';
 import { nodePrerequisiteProblem, startNode, type RealNode } from '../../test/support/node.js';
 import { waitFor } from '../../test/support/wait.js';
-import { klogLineMs } from '../../test/support/klog.js';
+import { readKubeletLog } from '../../test/support/klog.js';
 import { loadAverage, percentile } from '../verdict.js';
 
 const i = process.argv.indexOf('--pods');
@@ -41,18 +41,9 @@ const podWhen = (cp: ControlPlane, name: string, what: string, ok: (p: V1Pod) =>
 
 const state = (p: V1Pod, container: string) => p.status?.containerStatuses?.find((s) => s.name === container)?.state;
 
-/**
- * When the kubelet logged the first update of pod `name` from the API at or after `sinceMs`. klog
- * stamps its lines in local time, to the microsecond, without the year (klogLineMs supplies it).
- */
+/** When the kubelet logged the first update of pod `name` from the API at or after `sinceMs`. */
 function updateLoggedAt(node: RealNode, name: string, sinceMs: number): number | undefined {
-  const needle = `"SyncLoop UPDATE" source="api" pods=["${NS}/${name}"]`;
-  for (const line of node.kubeletLogTail(20_000).split('\n')) {
-    if (!line.includes(needle)) continue;
-    const at = klogLineMs(line, sinceMs);
-    if (at !== undefined && at >= sinceMs) return at;
-  }
-  return undefined;
+  return readKubeletLog(node.kubeletLogTail(20_000), sinceMs).updates.get(`${NS}/${name}`)?.[0];
 }
 
 interface Timing {

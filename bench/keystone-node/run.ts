@@ -30,7 +30,7 @@ import { startControlPlane, type ControlPlane } from '../../test/support/control
 import { nodePrerequisiteProblem, startNode, type RealNode } from '../../test/support/node.js';
 import { localWebhook, type LocalWebhook } from '../../test/support/webhook.js';
 import { benchJob, LABEL_WAVE, STRATEGIES, type Strategy } from './jobs.js';
-import { klogLineMs } from '../../test/support/klog.js';
+import { readKubeletLog, type KubeletLog } from '../../test/support/klog.js';
 import { judge, percentile } from '../verdict.js';
 
 const arg = (name: string, dflt: number): number => {
@@ -69,39 +69,6 @@ interface Sample {
   stopCreatedMs?: number;
   /** ephemeral only: app finishedAt -> the stop container's startedAt (containerd), ms. */
   stopStartedMs?: number;
-}
-
-/** What the kubelet's log says about a wave's pods: when it saw each container die, and when each pod's updates reached it. */
-interface KubeletLog {
-  /** Container ID -> when the kubelet's PLEG reported it died (first report). */
-  readonly died: Map<string, number>;
-  /** `namespace/name` -> when the kubelet logged an update of the pod from the API, in order. */
-  readonly updates: Map<string, number[]>;
-}
-
-const PLEG_DIED = /"SyncLoop \(PLEG\): event for pod" pod="[^"]+" event=\{[^}]*"Type":"ContainerDied","Data":"([0-9a-f]+)"/;
-const SYNC_UPDATE = /"SyncLoop UPDATE" source="api" pods=\[([^\]]*)\]/;
-
-/** The kubelet's log lines since `sinceMs` (klog stamps local time without a year; klogLineMs supplies it). */
-function readKubeletLog(node: RealNode, sinceMs: number): KubeletLog {
-  const died = new Map<string, number>();
-  const updates = new Map<string, number[]>();
-  for (const line of node.kubeletLogTail(50_000).split('\n')) {
-    const at = klogLineMs(line, sinceMs);
-    if (at === undefined || at < sinceMs) continue;
-    const d = PLEG_DIED.exec(line);
-    if (d?.[1] && !died.has(d[1])) died.set(d[1], at);
-    const u = SYNC_UPDATE.exec(line);
-    if (u?.[1]) {
-      for (const quoted of u[1].split(',')) {
-        const pod = quoted.trim().replace(/^"|"$/g, '');
-        const list = updates.get(pod) ?? [];
-        list.push(at);
-        updates.set(pod, list);
-      }
-    }
-  }
-  return { died, updates };
 }
 
 interface Tally {
@@ -179,7 +146,7 @@ async function runWave(cp: ControlPlane, node: RealNode, wave: number, first: nu
     if ((podsDone && jobsDone) || Date.now() > deadline) break;
     await sleep(500);
   }
-  const kubelet = readKubeletLog(node, startedMs);
+  const kubelet = readKubeletLog(node.kubeletLogTail(50_000), startedMs);
   for (const strategy of STRATEGIES) {
     const tally = tallies.get(strategy)!;
     for (const job of jobs.get(strategy) ?? []) {

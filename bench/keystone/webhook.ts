@@ -12,6 +12,7 @@
  */
 import type { V1Node } from '@kubernetes/client-node';
 import { handleAdmissionReview, lifecycleMutator } from '@podlife/keystone';
+import { convertsSidecar } from '../conversion.js';
 import { judge, loadAverage, percentile, times } from '../verdict.js';
 
 const fleet = (n: number): V1Node[] => Array.from({ length: n }, (_, i) => ({ metadata: { name: `node-${i}` }, status: { nodeInfo: { kubeletVersion: `v1.${29 + (i % 3)}.1-gke.${i}` } as never } }));
@@ -37,17 +38,6 @@ const body = JSON.stringify({
     },
   },
 });
-
-/**
- * The patch moves the sidecar to spec.initContainers: the path measured is the conversion. A stop
- * spec without a native form (a preset, since ADR 0211) leaves the sidecar where it is, and the
- * handler then does far less.
- */
-function converts(patch: string | undefined): boolean {
-  if (!patch) return false;
-  const ops = JSON.parse(Buffer.from(patch, 'base64').toString('utf8')) as { op: string; path: string }[];
-  return ops.some((o) => o.op === 'add' && o.path === '/spec/initContainers');
-}
 
 const pct = (samples: ArrayLike<number>, q: number): string => percentile(samples, q * 100).toFixed(1);
 
@@ -87,7 +77,7 @@ const handle = (nodes: readonly V1Node[]): (() => string) => {
   const mutate = lifecycleMutator(() => nodes);
   return () => {
     const out = handleAdmissionReview(JSON.parse(body), { mutate });
-    if (out.httpStatus !== 200 || !converts(out.review.response.patch)) throw new Error('expected a patch that converts the sidecar');
+    if (out.httpStatus !== 200 || !convertsSidecar(out.review.response.patch)) throw new Error('expected a patch that converts the sidecar');
     return JSON.stringify(out.review);
   };
 };

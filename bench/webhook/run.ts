@@ -16,6 +16,7 @@
 //   pnpm exec tsx --conditions=@podlife/source bench/webhook/run.ts [--rate 500] [--seconds 60] [--nodes 100] [--round-seconds 2] [--floor-twice]
 import { spawn } from 'node:child_process';
 import https from 'node:https';
+import type { ClientRequest, IncomingMessage } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import type { V1Node } from '@kubernetes/client-node';
 import { WebhookServer, devCertificates, mutatePodsHandler } from '@podlife/controller';
 import type { WebhookHandler } from '@podlife/keystone';
+import { convertsSidecar } from '../conversion.js';
 import { machineTicks } from '../cpu.js';
 import { judge, loadAverage, openLoop, percentile, times } from '../verdict.js';
 
@@ -97,20 +99,23 @@ class Route {
     this.agent = new https.Agent({ keepAlive: true, maxSockets: 32, ca });
   }
 
+  /** A POST of the review to this route, not yet sent: the caller adds its listeners, then ends it. */
+  private request(onResponse: (res: IncomingMessage) => void): ClientRequest {
+    const headers = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(review) };
+    return https.request({ host: '127.0.0.1', port: this.port, path: this.path, method: 'POST', agent: this.agent, headers }, onResponse);
+  }
+
   private send(record: boolean): Promise<void> {
     return new Promise((resolve) => {
       const started = performance.now();
-      const req = https.request(
-        { host: '127.0.0.1', port: this.port, path: this.path, method: 'POST', agent: this.agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(review) } },
-        (res) => {
-          res.resume();
-          res.on('end', () => {
-            if (res.statusCode !== 200) this.fail(`HTTP ${res.statusCode}`);
-            else if (record) this.latencies.push(performance.now() - started);
-            resolve();
-          });
-        },
-      );
+      const req = this.request((res) => {
+        res.resume();
+        res.on('end', () => {
+          if (res.statusCode !== 200) this.fail(`HTTP ${res.statusCode}`);
+          else if (record) this.latencies.push(performance.now() - started);
+          resolve();
+        });
+      });
       req.on('error', (err) => {
         this.fail(err.message);
         resolve();
@@ -130,14 +135,11 @@ class Route {
   /** One request whose answer is read: the route's status and JSON body. */
   answer(): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
-      const req = https.request(
-        { host: '127.0.0.1', port: this.port, path: this.path, method: 'POST', agent: this.agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(review) } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        },
-      );
+      const req = this.request((res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      });
       req.on('error', reject);
       req.end(review);
     });
@@ -332,17 +334,11 @@ class ServerAccounts {
   }
 }
 
-/**
- * The route's answer to the review converts the sidecar (an op adds spec.initContainers), so the
- * figure is the path the benchmark names; throws naming what came back otherwise.
- */
+/** The route's answer to the review converts the sidecar, so the figure is the path the benchmark names; throws naming what came back otherwise. */
 async function checkConversion(route: Route): Promise<void> {
   const { status, body } = await route.answer();
   const patch = status === 200 ? (JSON.parse(body) as { response?: { patch?: string } }).response?.patch : undefined;
-  const ops = patch ? (JSON.parse(Buffer.from(patch, 'base64').toString('utf8')) as { op: string; path: string }[]) : [];
-  if (!ops.some((o) => o.op === 'add' && o.path === '/spec/initContainers')) {
-    throw new Error(`${route.path} did not convert the review's sidecar (HTTP ${status}): ${body.slice(0, 400)}`);
-  }
+  if (!convertsSidecar(patch)) throw new Error(`${route.path} did not convert the review's sidecar (HTTP ${status}): ${body.slice(0, 400)}`);
 }
 
 /** Every order of `items` (few of them), the given order first. */
