@@ -56,7 +56,7 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'keystone-evaluate', file: 'bench/keystone/evaluate.ts', controlPlane: false, quick: [], dist: 'packages/keystone', what: 'evaluatePod pods/s on 3-container pods' },
   { name: 'keystone-reaction', file: 'bench/keystone/reaction.ts', controlPlane: true, quick: ['--pods', '2000', '--seconds', '10'], what: 'container finished -> first stop action, p50/p99' },
   { name: 'webhook-handler', file: 'bench/keystone/webhook.ts', controlPlane: false, quick: [], dist: 'packages/keystone', what: 'AdmissionReview handler alone, p50/p99 per call' },
-  { name: 'webhook', file: 'bench/webhook/run.ts', controlPlane: false, args: ['--floor-twice'], quick: ['--seconds', '4', '--floor-twice'], what: '/mutate-pods over TLS at 500 req/s, p50/p99, beside the empty route against itself' },
+  { name: 'webhook', file: 'bench/webhook/run.ts', controlPlane: false, args: ['--floor-twice'], quick: ['--seconds', '4', '--floor-twice'], dist: 'packages/controller', what: '/mutate-pods over TLS at 500 req/s, p50/p99, beside the empty route against itself' },
   { name: 'keystone-node', file: 'bench/keystone-node/run.ts', controlPlane: true, node: true, quick: ['--jobs', '10'], what: 'real node: main exits -> last sidecar terminated per strategy vs native sidecars, p50/p99' },
   { name: 'keystone-node-ephemeral', file: 'bench/keystone-node/ephemeral-start.ts', controlPlane: true, node: true, quick: ['--pods', '2'], what: 'real node: ephemeral container added -> started, on a quiet pod and right after a container exit (no target)' },
   { name: 'node-readiness', file: 'bench/node-readiness/run.ts', controlPlane: true, quick: ['--nodes', '500'], what: 'condition True -> taint removed with 5,000 nodes, p50/p99 vs a raw PATCH' },

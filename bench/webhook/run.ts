@@ -13,7 +13,10 @@
 // With --floor-twice a second empty route, on connections of its own, takes its turns beside the
 // other two: the floor against itself, what the instrument reads when nothing differs (ADR 0245).
 //
-//   pnpm exec tsx --conditions=@podlife/source bench/webhook/run.ts [--rate 500] [--seconds 60] [--nodes 100] [--round-seconds 2] [--floor-twice]
+// The server runs the controller's build (dist), as a controller does; `pnpm bench` builds it first
+// (ADR 0247). With `--conditions=@podlife/source` it runs the sources instead.
+//
+//   tsc -b packages/controller && node --import tsx bench/webhook/run.ts [--rate 500] [--seconds 60] [--nodes 100] [--round-seconds 2] [--floor-twice]
 import { spawn } from 'node:child_process';
 import https from 'node:https';
 import type { ClientRequest, IncomingMessage } from 'node:http';
