@@ -10,6 +10,7 @@
  *
  * Run by run.ts with `--expose-gc` and an IPC channel, over which it sends one `Measurement`.
  */
+import { readFileSync } from 'node:fs';
 import type { V1Pod } from '@kubernetes/client-node';
 import { Informer, KubeClient, stripManagedFields } from '@podlife/core';
 import { OPT_IN_EVERY } from './api.js';
@@ -69,6 +70,13 @@ export interface Measurement {
   heapTotal: number;
   external: number;
   arrayBuffers: number;
+  /**
+   * The RSS split as Linux reports it (/proc/self/status), read with `rss`: anonymous memory (the
+   * heaps, buffers) and file-backed pages (the node binary's mapped code and data, which the kernel
+   * shares between processes and can reclaim). Undefined where /proc is not there.
+   */
+  rssAnon: number | undefined;
+  rssFile: number | undefined;
   /** Peak RSS over the process's life (the initial list is its high point). */
   maxRss: number;
   heapLimit: number;
@@ -91,6 +99,23 @@ async function settle(): Promise<void> {
     gc();
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** RssAnon and RssFile of /proc/self/status, in bytes; undefined where there is no such file. */
+function rssSplit(): { anon: number; file: number } | undefined {
+  let status: string;
+  try {
+    status = readFileSync('/proc/self/status', 'utf8');
+  } catch {
+    return undefined;
+  }
+  const kib = (field: string): number | undefined => {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status);
+    return m ? Number(m[1]) * 1024 : undefined;
+  };
+  const anon = kib('RssAnon');
+  const file = kib('RssFile');
+  return anon === undefined || file === undefined ? undefined : { anon, file };
 }
 
 async function measure(server: string, variant: Variant, clusterPods: number, idleMs: number): Promise<Measurement> {
@@ -130,6 +155,7 @@ async function measure(server: string, variant: Variant, clusterPods: number, id
   await new Promise((resolve) => setTimeout(resolve, idleMs));
   await settle();
   const mem = process.memoryUsage();
+  const split = rssSplit();
   const result: Measurement = {
     transform: variant,
     pods,
@@ -140,6 +166,8 @@ async function measure(server: string, variant: Variant, clusterPods: number, id
     heapTotal: mem.heapTotal,
     external: mem.external,
     arrayBuffers: mem.arrayBuffers,
+    rssAnon: split?.anon,
+    rssFile: split?.file,
     maxRss: process.resourceUsage().maxRSS * 1024,
     heapLimit: getHeapStatistics().heap_size_limit,
     errors,

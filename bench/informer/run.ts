@@ -14,7 +14,10 @@
  * collects garbage and reports its memory. A baseline child syncs an empty list with the same
  * code loaded, so per-pod figures exclude the runtime itself.
  *
- *   tsx bench/informer/run.ts [--pods N] [--quick] [--variants none,stripManagedFields,lifecycleView,optIn] [--heap-mib M] [--limit-mib L] [--sync stream|list]
+ * Each child runs with the young generation cap the shipped Deployment sets (`--max-semi-space-size`,
+ * ADR 0248), as the controller does; `--semi-space-mib 0` leaves V8's default instead.
+ *
+ *   tsx bench/informer/run.ts [--pods N] [--quick] [--variants none,stripManagedFields,lifecycleView,optIn] [--heap-mib M] [--limit-mib L] [--sync stream|list] [--semi-space-mib S]
  */
 import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
@@ -23,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { OPT_IN_EVERY, startFakePodApi } from './api.js';
 import { pod } from './pods.js';
 import type { Measurement, Variant } from './measure.js';
+import { SEMI_SPACE_MIB } from '@podlife/controller';
 import { judge } from '../verdict.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -42,7 +46,7 @@ type Sync = 'stream' | 'list';
 
 const isBaseline = (v: Variant): boolean => v === 'baseline' || v === 'baselineController';
 
-function parseArgs(argv: string[]): { pods: number; variants: Variant[]; heapMiB: number | undefined; limitMiB: number | undefined; sync: Sync } {
+function parseArgs(argv: string[]): { pods: number; variants: Variant[]; heapMiB: number | undefined; limitMiB: number | undefined; sync: Sync; semiSpaceMiB: number } {
   let pods = argv.includes('--quick') ? QUICK_PODS : FULL_PODS;
   const i = argv.indexOf('--pods');
   if (i >= 0) {
@@ -72,19 +76,23 @@ function parseArgs(argv: string[]): { pods: number; variants: Variant[]; heapMiB
   const l = argv.indexOf('--limit-mib');
   const limitMiB = l >= 0 ? Number(argv[l + 1]) : undefined;
   if (limitMiB !== undefined && !(Number.isInteger(limitMiB) && limitMiB >= 64)) throw new Error(`--limit-mib wants a whole number of MiB >= 64, got "${argv[l + 1] ?? ''}"`);
-  return { pods, variants, heapMiB, limitMiB, sync };
+  // The Deployment's young generation cap by default; 0 for V8's own default.
+  const y = argv.indexOf('--semi-space-mib');
+  const semiSpaceMiB = y >= 0 ? Number(argv[y + 1]) : SEMI_SPACE_MIB;
+  if (!(Number.isInteger(semiSpaceMiB) && semiSpaceMiB >= 0 && semiSpaceMiB <= 1024)) throw new Error(`--semi-space-mib wants a whole number of MiB from 0 to 1024, got "${argv[y + 1] ?? ''}"`);
+  return { pods, variants, heapMiB, limitMiB, sync, semiSpaceMiB };
 }
 
 // --dist: the children load the built packages (run `tsc -b` first) rather than the sources
 // through the source condition, closer to the shipped process.
 const DIST = process.argv.includes('--dist');
 
-function runChild(server: string, variant: Variant, pods: number, heapMiB: number | undefined): Promise<Measurement> {
+function runChild(server: string, variant: Variant, pods: number, heapMiB: number | undefined, semiSpaceMiB: number): Promise<Measurement> {
   const expected = isBaseline(variant) ? 0 : pods;
   return new Promise((resolvePromise, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', ...(DIST ? [] : ['--conditions=@podlife/source']), '--expose-gc', ...(heapMiB ? [`--max-old-space-size=${heapMiB}`] : []), resolve(here, 'measure.ts'), server, variant, String(expected), String(IDLE_MS)],
+      ['--import', 'tsx', ...(DIST ? [] : ['--conditions=@podlife/source']), '--expose-gc', ...(heapMiB ? [`--max-old-space-size=${heapMiB}`] : []), ...(semiSpaceMiB > 0 ? [`--max-semi-space-size=${semiSpaceMiB}`] : []), resolve(here, 'measure.ts'), server, variant, String(expected), String(IDLE_MS)],
       { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
     );
     let result: Measurement | undefined;
@@ -101,6 +109,8 @@ function runChild(server: string, variant: Variant, pods: number, heapMiB: numbe
 const MiB = 1024 * 1024;
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const mib = (n: number): string => fmt(n / MiB, 0);
+/** The idle RSS's anonymous and file-backed parts, or blanks where the system does not tell. */
+const split = (m: Measurement): [string, string] => [m.rssAnon === undefined ? '' : mib(m.rssAnon), m.rssFile === undefined ? '' : mib(m.rssFile)];
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
@@ -108,7 +118,7 @@ function table(rows: string[][]): string {
 }
 
 async function main(): Promise<void> {
-  const { pods, variants, heapMiB, limitMiB, sync } = parseArgs(process.argv.slice(2));
+  const { pods, variants, heapMiB, limitMiB, sync, semiSpaceMiB } = parseArgs(process.argv.slice(2));
   // `list`: the API refuses the streaming list as a server with WatchList off does, so the
   // informer takes its production fallback rather than being told to page.
   const api = await startFakePodApi({ pods, streaming: sync === 'stream' });
@@ -118,7 +128,7 @@ async function main(): Promise<void> {
     for (const variant of variants) {
       process.stdout.write(`measuring ${variant}${isBaseline(variant) ? ' (empty list)' : ` (${fmt(pods)} pods)`} ...\n`);
       try {
-        results.push(await runChild(api.url, variant, pods, heapMiB));
+        results.push(await runChild(api.url, variant, pods, heapMiB, semiSpaceMiB));
       } catch (err) {
         // A variant that runs out of memory is a result too; without a baseline nothing is.
         if (variant === 'baseline') throw err;
@@ -137,10 +147,10 @@ async function main(): Promise<void> {
   const rawPerPod = raw / pods;
   const base = results[0]!;
 
-  const rows = [['transform', 'read by', 'sync s', 'peak RSS', 'RSS at sync', 'RSS idle', 'peak/idle', 'idle/raw', 'heap', 'RSS B/pod', 'heap B/pod', 'heap/raw', 'RSS < 1 GiB']];
+  const rows = [['transform', 'read by', 'sync s', 'peak RSS', 'RSS at sync', 'RSS idle', 'anon', 'file', 'peak/idle', 'idle/raw', 'heap', 'RSS B/pod', 'heap B/pod', 'heap/raw', 'RSS < 1 GiB']];
   for (const m of results) {
     if (isBaseline(m.transform)) {
-      rows.push([m.transform === 'baseline' ? '(baseline: empty list)' : '(baseline: empty list, controller loaded)', m.syncPath, fmt(m.syncMs / 1000, 2), mib(m.maxRss), mib(m.rssAtSync), mib(m.rss), '', '', mib(m.heapUsed), '', '', '', '']);
+      rows.push([m.transform === 'baseline' ? '(baseline: empty list)' : '(baseline: empty list, controller loaded)', m.syncPath, fmt(m.syncMs / 1000, 2), mib(m.maxRss), mib(m.rssAtSync), mib(m.rss), ...split(m), '', '', mib(m.heapUsed), '', '', '', '']);
       continue;
     }
     // Per cached pod: the opt-in variant caches one pod in OPT_IN_EVERY.
@@ -154,6 +164,7 @@ async function main(): Promise<void> {
       mib(m.maxRss),
       mib(m.rssAtSync),
       mib(m.rss),
+      ...split(m),
       `${fmt(m.maxRss / m.rss, 2)}x`,
       `${fmt((m.rss / raw) * 100, 0)}%`,
       mib(m.heapUsed),
@@ -165,7 +176,8 @@ async function main(): Promise<void> {
   }
 
   console.log(
-    `\ninformer cache benchmark (Node ${process.version}, heap limit ${mib(base.heapLimit)} MiB): ${fmt(pods)} pods, ` +
+    `\ninformer cache benchmark (Node ${process.version}, heap limit ${mib(base.heapLimit)} MiB, ` +
+      `${semiSpaceMiB > 0 ? `young generation capped at ${semiSpaceMiB} MiB per semi-space as the Deployment runs the controller` : "V8's default young generation"}): ${fmt(pods)} pods, ` +
       `raw JSON ${fmt(rawPerPod)} B/pod (${mib(raw)} MiB in all), ` +
       (sync === 'stream' ? 'read by a streaming list' : 'streaming refused (422), read by a paged list') +
       ` over loopback HTTP, then an idle watch; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} CPUs`,
@@ -182,6 +194,7 @@ async function main(): Promise<void> {
     [
       'MiB unless marked. peak RSS: the process high-water mark. RSS at sync: after sync and full GCs. RSS idle: after',
       `${IDLE_MS / 1000} s more of idling (V8 returns free pages late) and full GCs; the B/pod, heap and verdict columns use it.`,
+      'anon / file: RSS idle as Linux splits it, anonymous memory and file-backed pages (the node binary\'s mapped code).',
       'B/pod (per cached pod) excludes the baseline process; heap/raw = cached heap per pod over the pod\'s JSON size.',
       `optIn: the lifecycleView of only the pods labelled podlife.dev/managed=true (1 in ${OPT_IN_EVERY}), selected by the API.`,
       'keystone / keystoneManaged / keystoneAndNetwork: the controller\'s own pod caches (keepLifecycleFields; with --managed-pods-only; plus network-conditions\' stripManagedFields cache).',

@@ -165,7 +165,7 @@ describe('Helm chart deploy/helm/podlife (real helm, real API server)', function
     const chart = template(['resources.requests.memory=1Gi', 'resources.limits.memory=2Gi', 'heapMiB=1536', 'tolerations[0].operator=Exists', 'priorityClass.create=false', 'priorityClass.name=system-cluster-critical', 'podDisruptionBudget.enabled=false', 'networkPolicy.enabled=false']);
     const spec = pick<{ spec: { template: { spec: Record<string, unknown> & { containers: { resources: unknown; env: { name: string; value?: string }[] }[] } } } }>(chart, 'Deployment').spec.template.spec;
     assert.deepEqual(spec.containers[0]?.resources, { requests: { memory: '1Gi' }, limits: { memory: '2Gi' } });
-    assert.equal(spec.containers[0]?.env.find((e) => e.name === 'NODE_OPTIONS')?.value, '--max-old-space-size=1536');
+    assert.equal(spec.containers[0]?.env.find((e) => e.name === 'NODE_OPTIONS')?.value, '--max-old-space-size=1536 --max-semi-space-size=6');
     assert.deepEqual(spec.tolerations, [{ operator: 'Exists' }]);
     assert.equal(spec.priorityClassName, 'system-cluster-critical');
     assert.deepEqual(chart.filter((m) => ['PriorityClass', 'PodDisruptionBudget', 'NetworkPolicy'].includes(m.kind)), []);

@@ -16,6 +16,7 @@ import { alertRuleGroups, dashboardJson, RULES_FILE } from './observability.js';
 import {
   APP_LABELS,
   CONTROLLER_SIZES,
+  SEMI_SPACE_MIB,
   WEBHOOK_TLS_SECRET,
   availabilityManifests,
   certManagerManifests,
@@ -170,7 +171,7 @@ function deploymentTemplate(): string {
   ]);
   const env = at(deployment, [...container, 'env']) as Tree[];
   const nodeOptions = env.findIndex((e) => e.name === 'NODE_OPTIONS');
-  put(deployment, [...container, 'env', nodeOptions, 'value'], expr('--max-old-space-size={{ .Values.heapMiB | default $size.heapMiB }}'));
+  put(deployment, [...container, 'env', nodeOptions, 'value'], expr(`--max-old-space-size={{ .Values.heapMiB | default $size.heapMiB }} --max-semi-space-size=${SEMI_SPACE_MIB}`));
   put(deployment, [...container, 'env'], [...env, each('.Values.extraEnv', '$e', { name: expr('{{ $e.name | quote }}'), value: expr('{{ $e.value | toString | quote }}') })]);
   put(deployment, [...container, 'resources'], block('(.Values.resources | default $size.resources)'));
   const sizeCheck = [
