@@ -13,7 +13,7 @@ import { nodeRecords, parseKubeletKills, parseOwnRecord, type ContainerSeen, typ
 import { parseSoakArgs } from '../soak/plan.js';
 import { repeatedStopEvents, tally, type EventSeen } from '../soak/tally.js';
 import { makeTempDir, removeTempDir } from '../support/processes.js';
-import { klogLineMs } from '../support/klog.js';
+import { klogLineMs, readKubeletLog } from '../support/klog.js';
 
 /** Runs a container's script under this host's busybox, recording into `dir`; resolves with its exit code. */
 function runScript(script: string, dir: string): { pid: number; exited: Promise<number | null> } {
@@ -88,6 +88,29 @@ describe('real-node soak observations (test/soak/busybox.ts, node-records.ts)', 
     assert.equal(klogLineMs('I0101 00:00:05.250000    6281 kubelet.go:1] "x"', lateDecember), new Date(2027, 0, 1, 0, 0, 5, 250).getTime());
     assert.equal(klogLineMs('I1231 23:59:40.000000    6281 kubelet.go:1] "x"', new Date(2027, 0, 1, 0, 0, 10).getTime()), new Date(2026, 11, 31, 23, 59, 40).getTime());
     assert.equal(klogLineMs('not a klog line', lateDecember), undefined);
+  });
+
+  it('reads container deaths (the first PLEG report) and pod updates (in order) from the kubelet log, from a moment on', () => {
+    const at = (h: number, m: number, s: number, ms = 0): number => new Date(2026, 11, 4, h, m, s, ms).getTime();
+    const died = (time: string, id: string) => `I1204 ${time}    6281 kubelet.go:2461] "SyncLoop (PLEG): event for pod" pod="bench/job-1" event={"ID":"u-1","Type":"ContainerDied","Data":"${id}"}`;
+    const update = (time: string, pods: string) => `I1204 ${time}    6281 kubelet.go:2420] "SyncLoop UPDATE" source="api" pods=[${pods}]`;
+    const log = [
+      died('05:59:59.000000', 'aa01'), // before the moment: not read
+      update('05:59:59.500000', '"bench/job-1"'),
+      died('06:00:01.250000', 'aa01'),
+      died('06:00:02.000000', 'aa01'), // a repeated report: the first counts
+      `I1204 06:00:01.300000    6281 kubelet.go:2461] "SyncLoop (PLEG): event for pod" pod="bench/job-1" event={"ID":"u-1","Type":"ContainerStarted","Data":"bb02"}`,
+      update('06:00:01.400000', '"bench/job-1", "bench/job-2"'),
+      update('06:00:03.000000', '"bench/job-1"'),
+      'a line without a klog header',
+      '',
+    ].join('\n');
+    const read = readKubeletLog(log, at(6, 0, 0));
+    assert.deepEqual([...read.died], [['aa01', at(6, 0, 1, 250)]]);
+    assert.deepEqual([...read.updates], [
+      ['bench/job-1', [at(6, 0, 1, 400), at(6, 0, 3)]],
+      ['bench/job-2', [at(6, 0, 1, 400)]],
+    ]);
   });
 
   it('a TERM after the kubelet logged killing the container is the kubelet\'s; one before is a stop', () => {
