@@ -16,7 +16,6 @@ import { alertRuleGroups, dashboardJson, RULES_FILE } from './observability.js';
 import {
   APP_LABELS,
   CONTROLLER_SIZES,
-  SEMI_SPACE_MIB,
   WEBHOOK_TLS_SECRET,
   availabilityManifests,
   certManagerManifests,
@@ -137,7 +136,9 @@ function controllerContainer(o: DeployOptions): { args: string[]; env: { name: s
   return d.spec.template.spec.containers[0]!;
 }
 
-const heapOf = (env: { name: string; value?: string }[]): number => Number(/--max-old-space-size=(\d+)/.exec(env.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '')?.[1]);
+/** The heap cap in the controller's NODE_OPTIONS (`controllerNodeOptions`). */
+const HEAP_OPTION = /--max-old-space-size=(\d+)/;
+const heapOf = (env: { name: string; value?: string }[]): number => Number(HEAP_OPTION.exec(env.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '')?.[1]);
 
 export function chartSizes(): Record<ControllerSizeName, ChartSize> {
   const out = {} as Record<ControllerSizeName, ChartSize>;
@@ -171,7 +172,10 @@ function deploymentTemplate(): string {
   ]);
   const env = at(deployment, [...container, 'env']) as Tree[];
   const nodeOptions = env.findIndex((e) => e.name === 'NODE_OPTIONS');
-  put(deployment, [...container, 'env', nodeOptions, 'value'], expr(`--max-old-space-size={{ .Values.heapMiB | default $size.heapMiB }} --max-semi-space-size=${SEMI_SPACE_MIB}`));
+  // The manifest's options with only the heap cap made a value: any other option stays as the manifest has it.
+  const options = env[nodeOptions]?.value;
+  if (typeof options !== 'string' || !HEAP_OPTION.test(options)) throw new Error('chart: the controller\'s NODE_OPTIONS changed shape; update deploymentTemplate');
+  put(deployment, [...container, 'env', nodeOptions, 'value'], expr(options.replace(HEAP_OPTION, '--max-old-space-size={{ .Values.heapMiB | default $size.heapMiB }}')));
   put(deployment, [...container, 'env'], [...env, each('.Values.extraEnv', '$e', { name: expr('{{ $e.name | quote }}'), value: expr('{{ $e.value | toString | quote }}') })]);
   put(deployment, [...container, 'resources'], block('(.Values.resources | default $size.resources)'));
   const sizeCheck = [
