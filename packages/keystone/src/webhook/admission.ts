@@ -22,7 +22,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { JsonPatchOp } from '@podlife/core';
 import { readLifecycle, type LifecycleOptions, type NativeRecord } from '../annotations.js';
-import { managedLabelOps, nativeRecordOps, nativeSidecarPlanOf, restartInPlacePlanOf } from './patches.js';
+import { managedLabelOps, nativeRecordOp, nativeSidecarPlanOf, restartInPlacePlanOf } from './patches.js';
 
 /** The request of an AdmissionReview, as much of it as podlife reads. */
 export interface AdmissionRequest {
@@ -146,11 +146,11 @@ export function handleAdmissionReview(body: unknown, options: AdmissionOptions):
   try {
     const out = options.mutate(request.object as V1Pod, req);
     const result: MutateResult = Array.isArray(out) ? { ops: out as readonly JsonPatchOp[] } : (out as MutateResult);
-    const warnings = Array.isArray(result.warnings) && result.warnings.length > 0 ? { warnings: boundWarnings(result.warnings) } : {};
-    if (result.deny !== undefined) {
-      return review({ uid, allowed: false, status: { code: 403, message: clipWarning(describe(result.deny)) }, ...warnings });
-    }
-    const response: AdmissionResponse = { uid, allowed: true, ...warnings };
+    const warnings = Array.isArray(result.warnings) && result.warnings.length > 0 ? boundWarnings(result.warnings) : undefined;
+    const response: AdmissionResponse =
+      result.deny !== undefined ? { uid, allowed: false, status: { code: 403, message: clipWarning(describe(result.deny)) } } : { uid, allowed: true };
+    if (warnings) response.warnings = warnings;
+    if (result.deny !== undefined) return review(response);
     if (result.ops && result.ops.length > 0) {
       // Inside the try: a pod nested deeper than JSON.stringify can recurse is allowed unchanged.
       response.patch = Buffer.from(JSON.stringify(result.ops)).toString('base64');
@@ -185,18 +185,33 @@ export function lifecycleMutator(nodes: () => readonly V1Node[], options: Lifecy
     // Containers are immutable after creation: the API server refuses a conversion on UPDATE.
     if (request.operation === 'UPDATE') return label;
     // The annotations are read once: both plans take this reading.
-    const plan = { ...options, nodes: nodes() };
+    const plan = { nodes: nodes(), stopSignals: options.stopSignals };
     // The restart rules address containers by their indices before the sidecars move: first.
     const restart = restartInPlacePlanOf(pod, reading, plan);
     const sidecars = nativeSidecarPlanOf(pod, reading, plan);
-    const records = new Map<string, NativeRecord[]>();
-    for (const k of restart.keystones) records.set(k, ['restart-all-containers']);
-    for (const s of sidecars.converted) records.set(s, sidecars.stopSignals?.includes(s) ? ['sidecar', 'stop-signal'] : ['sidecar']);
-    for (const k of sidecars.kept ?? []) records.set(k.container, ['unconverted']);
+    // One list, in the order the API server applies it: rules, moves, then records and the label
+    // (each container is in one of the three record groups: a keystone is never a sidecar).
+    const ops: JsonPatchOp[] = [...restart.ops, ...sidecars.ops];
+    for (const k of restart.keystones) ops.push(nativeRecordOp(k, RECORD_RESTART));
+    for (const s of sidecars.converted) ops.push(nativeRecordOp(s, sidecars.stopSignals?.includes(s) ? RECORD_SIGNALLED_SIDECAR : RECORD_SIDECAR));
     const warnings = restart.why !== undefined ? [`podlife: ${restart.why}`] : [];
-    for (const k of sidecars.kept ?? []) warnings.push(`podlife: sidecar ${k.container} is not made native: ${k.why}; podlife stops it itself`);
-    return { ops: [...restart.ops, ...sidecars.ops, ...nativeRecordOps(records), ...label], warnings };
+    for (const k of sidecars.kept ?? []) {
+      ops.push(nativeRecordOp(k.container, RECORD_UNCONVERTED));
+      warnings.push(`podlife: sidecar ${k.container} is not made native: ${k.why}; podlife stops it itself`);
+    }
+    for (const op of label) ops.push(op);
+    return { ops, warnings };
   };
+}
+
+/** The record values the mutator writes (`native.podlife.dev/<container>`), NativeRecords joined. */
+const RECORD_RESTART = recordValue(['restart-all-containers']);
+const RECORD_SIDECAR = recordValue(['sidecar']);
+const RECORD_SIGNALLED_SIDECAR = recordValue(['sidecar', 'stop-signal']);
+const RECORD_UNCONVERTED = recordValue(['unconverted']);
+
+function recordValue(records: readonly NativeRecord[]): string {
+  return records.join(',');
 }
 
 /** The mutation, plus the HTTP adapter's bounds and error hook. */

@@ -62,10 +62,16 @@ export function lifecycleAnnotationOps(pod: V1Pod, entries: Readonly<Record<stri
   return [...annotations, ...managedLabelOps(pod)];
 }
 
+/** Where the managed label sits in a pod that has labels. */
+const MANAGED_LABEL_PATH = jsonPointer('metadata', 'labels', ManagedLabel.key);
+
 /** Ops setting `podlife.dev/managed: "true"` (creating `/metadata/labels` when absent); none when already set. */
 export function managedLabelOps(pod: V1Pod): JsonPatchOp[] {
-  if (hasManagedLabel(pod.metadata?.labels)) return [];
-  return labelOps(pod, { [ManagedLabel.key]: ManagedLabel.value });
+  // Every admission asks this: one op, without the general labelOps' intermediate lists.
+  const labels = pod.metadata?.labels;
+  if (hasManagedLabel(labels)) return [];
+  if (!labels) return [{ op: 'add', path: '/metadata/labels', value: { [ManagedLabel.key]: ManagedLabel.value } }];
+  return [{ op: 'add', path: MANAGED_LABEL_PATH, value: ManagedLabel.value }];
 }
 
 /** The label that sends a pod to podlife's own webhook (its objectSelector), and its value. */
@@ -222,39 +228,44 @@ export function nativeSidecarPlanOf(pod: V1Pod, reading: LifecycleReading, optio
   }
 
   // A conversion never drops a stop spec: each sidecar moves only with a native form of it.
+  // One pass, in spec order: what moves (as it will read), and what stays and why.
   const os = pod.spec?.os?.name;
-  const moving: { sidecar: ContainerLifecycle; stopSignal?: string }[] = [];
+  const stopOptions = { stopSignals: options.stopSignals === true, ...(os ? { os } : {}) };
+  const containers = pod.spec?.containers ?? [];
+  const indices: number[] = [];
+  const moved: V1Container[] = [];
+  const converted: string[] = [];
+  const signalled: string[] = [];
   const kept: { container: string; why: string }[] = [];
   for (const s of sidecars) {
-    const native = nativeStop(s.stop, { stopSignals: options.stopSignals === true, ...(os ? { os } : {}) });
-    if (native.ok) moving.push(native.stopSignal ? { sidecar: s, stopSignal: native.stopSignal } : { sidecar: s });
-    else kept.push({ container: s.name, why: native.why });
+    const native = nativeStop(s.stop, stopOptions);
+    if (!native.ok) {
+      kept.push({ container: s.name, why: native.why });
+      continue;
+    }
+    const c = containers[s.index] as V1Container;
+    const stopSignal = native.stopSignal;
+    moved.push(stopSignal ? { ...c, restartPolicy: 'Always', lifecycle: { ...c.lifecycle, stopSignal } } : { ...c, restartPolicy: 'Always' });
+    indices.push(s.index);
+    converted.push(s.name);
+    if (stopSignal) signalled.push(s.name);
   }
-  if (moving.length === 0) return { ops: [], converted: [], kept, why: 'no sidecar\'s stop spec has a native form here' };
+  if (moved.length === 0) return { ops: [], converted: [], kept, why: 'no sidecar\'s stop spec has a native form here' };
 
-  const containers = pod.spec?.containers ?? [];
+  // Removed from the back, so each index is still the spec's own when its op applies.
   const ops: JsonPatchOp[] = [];
-  for (let i = moving.length - 1; i >= 0; i--) {
-    ops.push({ op: 'remove', path: jsonPointer('spec', 'containers', (moving[i] as { sidecar: ContainerLifecycle }).sidecar.index) });
-  }
-  const moved: V1Container[] = moving.map(({ sidecar, stopSignal }) => {
-    const c = containers[sidecar.index] as V1Container;
-    return { ...c, restartPolicy: 'Always', ...(stopSignal ? { lifecycle: { ...c.lifecycle, stopSignal } } : {}) };
-  });
+  for (let i = indices.length - 1; i >= 0; i--) ops.push({ op: 'remove', path: jsonPointer('spec', 'containers', indices[i] as number) });
   if (!pod.spec?.initContainers || pod.spec.initContainers.length === 0) {
     ops.push({ op: 'add', path: '/spec/initContainers', value: moved });
   } else {
     moved.forEach((c, k) => ops.push({ op: 'add', path: jsonPointer('spec', 'initContainers', k), value: c }));
   }
-  const signalled = moving.filter((m) => m.stopSignal).map((m) => m.sidecar.name);
   // The API server accepts a stop signal only on a pod that names its OS.
   if (signalled.length > 0 && !os) ops.push({ op: 'add', path: pod.spec?.os ? '/spec/os/name' : '/spec/os', value: pod.spec?.os ? 'linux' : { name: 'linux' } });
-  return {
-    ops,
-    converted: moving.map((m) => m.sidecar.name),
-    ...(signalled.length > 0 ? { stopSignals: signalled } : {}),
-    ...(kept.length > 0 ? { kept } : {}),
-  };
+  const plan: { ops: JsonPatchOp[]; converted: string[]; stopSignals?: string[]; kept?: typeof kept } = { ops, converted };
+  if (signalled.length > 0) plan.stopSignals = signalled;
+  if (kept.length > 0) plan.kept = kept;
+  return plan;
 }
 
 /** Just the ops of `planNativeSidecars`. */
@@ -311,14 +322,14 @@ export function restartInPlacePlanOf(pod: V1Pod, reading: LifecycleReading, opti
   return { ops, keystones: needing.map((k) => k.name) };
 }
 
+/** `/metadata/annotations/native.podlife.dev~1`: the record keys' path, but for the container's name. */
+const NATIVE_RECORD_PATH = jsonPointer('metadata', 'annotations', Annotation.NativePrefix);
+
 /**
- * Ops writing `native.podlife.dev/<container>` records (what the webhook made native), one key per
- * container; the pod's annotations exist (it has lifecycle annotations).
+ * The op writing `native.podlife.dev/<container>` (what the webhook made native; `value`: the
+ * comma-separated NativeRecords); the pod's annotations exist (it has lifecycle annotations).
  */
-export function nativeRecordOps(records: ReadonlyMap<string, readonly NativeRecord[]>): JsonPatchOp[] {
-  const ops: JsonPatchOp[] = [];
-  for (const [container, what] of records) {
-    if (what.length > 0) ops.push({ op: 'add', path: jsonPointer('metadata', 'annotations', Annotation.NativePrefix + container), value: what.join(',') });
-  }
-  return ops;
+export function nativeRecordOp(container: string, value: string): JsonPatchOp {
+  // Escaping works token by token: the key's pointer is the prefix's followed by the name's.
+  return { op: 'add', path: NATIVE_RECORD_PATH + jsonPointer(container).slice(1), value };
 }
