@@ -37,7 +37,6 @@ import {
   type ContainerRole,
   type LifecycleOptions,
   type LifecycleReading,
-  type NativeRecord,
   type StopSpec,
 } from '../annotations.js';
 import { nodesSupportNativeSidecars } from '../kubelet-version.js';
