@@ -134,7 +134,13 @@ class KeptConnection {
     if (headEnd < 0) return;
     const head = data.toString('latin1', 0, headEnd);
     const bodyStart = headEnd + HEAD_END.length;
-    const length = Number(CONTENT_LENGTH.exec(head)?.[1] ?? 0);
+    const declared = CONTENT_LENGTH.exec(head)?.[1];
+    // The server always declares its length; an answer that does not cannot be delimited here.
+    if (declared === undefined) {
+      this.close();
+      return this.end(`an answer without Content-Length: ${head.split('\r\n')[0] ?? ''}`);
+    }
+    const length = Number(declared);
     if (data.length < bodyStart + length) return;
     this.chunks = [];
     this.size = 0;
