@@ -14,7 +14,7 @@
 // other two: the floor against itself, what the instrument reads when nothing differs (ADR 0245).
 //
 // The client writes each request as bytes built once on kept-alive TLS connections and reads only
-// the answer's head and length (ADR 0249): Node's HTTP client cost about 70 us a request at p50 and
+// the answer's head and length (ADR 0249): Node's HTTP client cost about 60-70 us a request at p50 and
 // its own collections added to every tail, a floor of the instrument rather than of the server.
 //
 // The server runs the controller's build (dist), as a controller does; `pnpm bench` builds it first
@@ -110,12 +110,20 @@ class KeptConnection {
   private waiting: ((answer: Answer) => void) | undefined;
   closed = false;
 
-  constructor(port: number, ca: string, private readonly onIdle: (c: KeptConnection) => void) {
+  constructor(
+    port: number,
+    ca: string,
+    private readonly onIdle: (c: KeptConnection) => void,
+    onClosed: (c: KeptConnection) => void,
+  ) {
     this.socket = tls.connect({ host: '127.0.0.1', port, ca });
     this.socket.setNoDelay(true);
     this.socket.on('data', (chunk: Buffer) => this.read(chunk));
     this.socket.on('error', (err) => this.end(err.message));
-    this.socket.on('close', () => this.end('connection closed'));
+    this.socket.on('close', () => {
+      this.end('connection closed');
+      onClosed(this);
+    });
   }
 
   exchange(request: Buffer): Promise<Answer> {
@@ -178,7 +186,8 @@ class Route {
   firstError = '';
   /** The POST of the review to this route, as sent every time. */
   private readonly request: Buffer;
-  private readonly connections: KeptConnection[] = [];
+  /** Open connections; each leaves the set when its socket closes. */
+  private readonly connections = new Set<KeptConnection>();
   private readonly idle: KeptConnection[] = [];
   /** Requests waiting for a connection when all 32 are busy. */
   private readonly queued: (() => void)[] = [];
@@ -197,14 +206,17 @@ class Route {
     let c: KeptConnection | undefined;
     while ((c = this.idle.pop()) !== undefined && c.closed);
     if (c) return c;
-    const open = this.connections.filter((k) => !k.closed);
-    if (open.length >= 32) return undefined;
-    c = new KeptConnection(this.port, this.ca, (k) => {
-      this.idle.push(k);
-      this.queued.shift()?.();
-    });
-    this.connections.length = 0;
-    this.connections.push(...open, c);
+    if (this.connections.size >= 32) return undefined;
+    c = new KeptConnection(
+      this.port,
+      this.ca,
+      (k) => {
+        this.idle.push(k);
+        this.queued.shift()?.();
+      },
+      (k) => this.connections.delete(k),
+    );
+    this.connections.add(c);
     if (record) this.newConnections++;
     return c;
   }
