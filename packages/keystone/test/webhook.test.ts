@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { V1Node } from '@kubernetes/client-node';
 import { describe, it } from 'mocha';
-import { createAdmissionHandler, formatStopSpec, handleAdmissionReview, lifecycleMutator, markContainerOps, markRoleOps, nativeSidecarOps, parseStopSpec, setStopSpecOps, lifecycleAnnotationOps } from '../src/index.js';
+import { type JsonPatchOp, createAdmissionHandler, formatStopSpec, handleAdmissionReview, lifecycleMutator, markContainerOps, markRoleOps, nativeSidecarOps, parseStopSpec, setStopSpecOps, lifecycleAnnotationOps } from '../src/index.js';
 import { nodesSupportNativeSidecars, parseKubeletVersion } from '../src/kubelet-version.js';
 import { planNativeSidecars, managedLabelOps } from '../src/webhook/patches.js';
 import { pod } from './fixtures.js';
@@ -158,6 +158,27 @@ describe('handleAdmissionReview', () => {
     const ops = JSON.parse(Buffer.from(out.review.response.patch ?? '', 'base64').toString()) as { op: string; path: string }[];
     // Move the sidecar, record that podlife made it native, label the pod.
     assert.deepEqual(ops.map((o) => `${o.op} ${o.path}`), ['remove /spec/containers/1', 'add /spec/initContainers', 'add /metadata/annotations/native.podlife.dev~1proxy', 'add /metadata/labels']);
+  });
+
+  it('encodes any patch as the base64 of its UTF-8 JSON, whatever its size or characters', () => {
+    const decoded = (ops: readonly JsonPatchOp[]): unknown => {
+      const out = handleAdmissionReview(review(pod().container('a').build()), { mutate: () => ops });
+      assert.ok(out.httpStatus === 200 && out.review.response.patch !== undefined);
+      return JSON.parse(Buffer.from(out.review.response.patch, 'base64').toString('utf8'));
+    };
+    const small: JsonPatchOp[] = [{ op: 'add', path: '/metadata/annotations/note', value: 'caf\u00e9 \u2014 \ud83d\ude80 \u65e5\u672c' }];
+    // Past what the kept buffer holds (a third of 16 KiB in UTF-16 units), in one- and multi-byte characters.
+    const large: JsonPatchOp[] = [{ op: 'add', path: '/metadata/annotations/a', value: 'x'.repeat(40_000) }];
+    const largeWide: JsonPatchOp[] = [{ op: 'add', path: '/metadata/annotations/b', value: '\u00e9\u65e5'.repeat(4_000) }];
+    // At the edge: JSON of 5,461 UTF-16 units (the most the kept buffer takes), most of them 3 bytes in UTF-8, and one unit more.
+    const edge = (units: number): JsonPatchOp[] => [{ op: 'add', path: '/x', value: '\u65e5'.repeat(units - 37) }];
+    assert.equal(JSON.stringify(edge(5_461)).length, 5_461);
+    for (const ops of [small, large, small, largeWide, edge(5_461), edge(5_462), small]) assert.deepEqual(decoded(ops), ops);
+    // One answer is not overwritten by the next (the bytes are read back before the buffer is reused).
+    const first = handleAdmissionReview(review(pod().container('a').build()), { mutate: () => large });
+    handleAdmissionReview(review(pod().container('a').build()), { mutate: () => small });
+    assert.ok(first.httpStatus === 200);
+    assert.deepEqual(JSON.parse(Buffer.from(first.review.response.patch ?? '', 'base64').toString('utf8')), large);
   });
 
   it('allows without a patch when there is nothing to do', () => {

@@ -115,6 +115,20 @@ function describe(v: unknown): string {
   return Array.isArray(v) ? 'an array' : 'an object';
 }
 
+/**
+ * The UTF-8 bytes of a patch are written into one buffer kept for the purpose and read back as
+ * base64. `Buffer.from` takes its bytes from Node's shared 8 KiB pool and allocates a new pool
+ * every few reviews, which set the encoding's tail (docs/adr/0250). A patch that may not fit
+ * (more than a third of the buffer in UTF-16 units) gets a buffer of its own.
+ */
+const PATCH_BYTES = Buffer.allocUnsafeSlow(16 * 1024);
+
+function base64Json(value: unknown): string {
+  const json = JSON.stringify(value);
+  if (json.length * 3 > PATCH_BYTES.length) return Buffer.from(json).toString('base64');
+  return PATCH_BYTES.toString('base64', 0, PATCH_BYTES.write(json));
+}
+
 function review(response: AdmissionResponse): AdmissionOutcome {
   return { httpStatus: 200, review: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response } };
 }
@@ -153,7 +167,7 @@ export function handleAdmissionReview(body: unknown, options: AdmissionOptions):
     if (result.deny !== undefined) return review(response);
     if (result.ops && result.ops.length > 0) {
       // Inside the try: a pod nested deeper than JSON.stringify can recurse is allowed unchanged.
-      response.patch = Buffer.from(JSON.stringify(result.ops)).toString('base64');
+      response.patch = base64Json(result.ops);
       response.patchType = 'JSONPatch';
     }
     return review(response);
