@@ -554,16 +554,18 @@ if (process.argv.includes('--serve')) {
           `request in the server p50 ${a.serverP50Us} us, p99 ${a.serverP99Us} us`,
       );
     }
-    const clear: Record<string, number> = {};
+    const clearP99 = new Map<Route, number>();
     for (const route of all) {
       const a = accounts[route.path];
       if (a === undefined) continue;
       const g = gcOverlap(route, a.gcSpans);
-      clear[route.path] = g.p99Clear;
+      clearP99.set(route, g.p99Clear);
       console.log(`  ${route.path.padEnd(12)} slowest 1% (${g.slowest} requests): ${g.overlapped} overlapped a GC pause in the server; p99 of the requests that overlapped none ${g.p99Clear.toFixed(2)} ms`);
     }
-    if (clear['/mutate-pods'] !== undefined && clear['/empty'] !== undefined) {
-      console.log(`  without the requests that overlapped a GC pause: /mutate-pods p99 ${times((clear['/mutate-pods'] as number) / (clear['/empty'] as number))} the empty route's (no target)`);
+    const mutateClear = clearP99.get(mutatePods);
+    const emptyClear = clearP99.get(empty);
+    if (mutateClear !== undefined && emptyClear !== undefined) {
+      console.log(`  without the requests that overlapped a GC pause: /mutate-pods p99 ${times(mutateClear / emptyClear)} the empty route's (no target)`);
     }
     const note = `n=${mutate.n}${mutate.errors ? `, ${mutate.errors} errors` : ''}; ${steal(mutate)} during its rounds`;
     judge({
