@@ -343,7 +343,7 @@ interface ServerAccount {
   /** The whole request in the server: from its headers to its answer written (body read, handler, serialisation, TLS write). */
   serverP50Us: number;
   serverP99Us: number;
-  /** Each pause as [start, end], ms since the epoch (performance.timeOrigin based, the client's clock too), in order. */
+  /** Each pause as [start, end], ms since the epoch (performance.timeOrigin based, the client's clock too). */
   gcSpans: [number, number][];
 }
 
