@@ -17,7 +17,8 @@
 // - nothing here pulls an image or reaches a registry.
 //
 // Usable as a command (`node scripts/node-assets.mjs [--if-possible] [--containerd-v2]`) or imported
-// (`ensureNodeAssets`, `ensureContainerdV2`).
+// (`ensureNodeAssets`, `ensureContainerdV2`). `--host-packages` installs the Debian packages only
+// (the unit suite runs the http stop script with busybox's sh and nc before any node is built).
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -243,7 +244,9 @@ if (invokedDirectly) {
   const started = Date.now();
   // --if-possible (the demo): on a host that cannot run a node, provide the control plane only.
   const cannot = process.platform !== 'linux' ? 'this is not Linux' : process.getuid?.() !== 0 ? 'this process is not root' : undefined;
-  const work = process.argv.includes('--if-possible') && cannot
+  const work = process.argv.includes('--host-packages')
+    ? Promise.resolve().then(() => (ensureHostPackages((line) => process.stderr.write(`node-assets: ${line}\n`)), { images: {} }))
+    : process.argv.includes('--if-possible') && cannot
     ? (process.stderr.write(`node-assets: ${cannot}, so no real node here; providing the control plane only\n`), ensureControlPlaneAssets().then(() => ({ images: {} })))
     : ensureNodeAssets().then(async (assets) => {
       if (process.argv.includes('--containerd-v2')) await ensureContainerdV2();
@@ -251,7 +254,8 @@ if (invokedDirectly) {
     });
   work
     .then(({ images }) => {
-      process.stderr.write(`node-assets: ready in ${Math.round((Date.now() - started) / 100) / 10}s: ${Object.keys(images).length} images\n`);
+      const what = process.argv.includes('--host-packages') ? 'the host packages' : `${Object.keys(images).length} images`;
+      process.stderr.write(`node-assets: ready in ${Math.round((Date.now() - started) / 100) / 10}s: ${what}\n`);
     })
     .catch((err) => {
       process.stderr.write(`node-assets: FAILED: ${err instanceof Error ? err.message : String(err)}\n`);

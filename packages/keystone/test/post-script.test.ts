@@ -17,6 +17,8 @@ describe('the http stop script (busybox sh + nc)', () => {
   let server: http.Server;
   const seen: string[] = [];
   before(async () => {
+    const found = await new Promise<boolean>((resolve) => execFile('busybox', ['true'], (err) => resolve(err === null)));
+    assert.ok(found, 'busybox is not on PATH: install Debian\'s busybox-static (`node scripts/node-assets.mjs --host-packages`, as root, does; `pnpm test` runs it)');
     server = http.createServer((req, res) => {
       seen.push(`${req.method} ${req.url}`);
       if (req.url?.startsWith('/redirect')) res.writeHead(302, { Location: '/followed' }).end();
@@ -25,7 +27,7 @@ describe('the http stop script (busybox sh + nc)', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   });
-  after(() => server.close());
+  after(() => server?.close());
   beforeEach(() => void seen.splice(0));
   const port = () => (server.address() as AddressInfo).port;
 
