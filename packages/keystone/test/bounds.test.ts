@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { JsonPatchOp } from '@podlife/core';
 import { describe, it } from 'mocha';
 import { evaluatePod, handleAdmissionReview, lifecycleMutator, readLifecycle, type AdmissionReviewOut } from '../src/index.js';
 import { T0 } from './fixtures.js';
@@ -137,7 +138,19 @@ describe('annotation validation: linear work, bounded output', () => {
 });
 
 describe('admission edge cases', () => {
-  it('a patch that cannot be serialised (deeply nested JSON in a container) still answers a review', () => {
+  it('a patch that cannot be serialised (deeply nested JSON in an op) still answers a review, allowing the pod unchanged', () => {
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 200_000; i++) deep = [deep];
+    const mutate = (): JsonPatchOp[] => [{ op: 'add', path: '/spec/containers/1/args', value: deep }];
+    const outcome = handleAdmissionReview(review(hostilePod(1)), { mutate });
+    assert.equal(outcome.httpStatus, 200);
+    const response = (outcome as { review: AdmissionReviewOut }).review.response;
+    assert.equal(response.allowed, true);
+    assert.equal(response.patch, undefined);
+    assert.match(response.warnings?.[0] ?? '', /left unchanged/);
+  });
+
+  it('converts a sidecar whose spec is nested too deep to serialise: the patch moves it, never restates it', () => {
     let deep: unknown = 'leaf';
     for (let i = 0; i < 200_000; i++) deep = [deep];
     const pod: V1Pod = {
@@ -148,8 +161,13 @@ describe('admission edge cases', () => {
     assert.equal(outcome.httpStatus, 200);
     const response = (outcome as { review: AdmissionReviewOut }).review.response;
     assert.equal(response.allowed, true);
-    assert.equal(response.patch, undefined);
-    assert.match(response.warnings?.[0] ?? '', /left unchanged/);
+    assert.equal(response.warnings, undefined);
+    const ops = JSON.parse(Buffer.from(response.patch ?? '', 'base64').toString('utf8')) as JsonPatchOp[];
+    assert.deepEqual(ops.slice(0, 3), [
+      { op: 'add', path: '/spec/initContainers', value: [] },
+      { op: 'move', from: '/spec/containers/1', path: '/spec/initContainers/0' },
+      { op: 'add', path: '/spec/initContainers/0/restartPolicy', value: 'Always' },
+    ]);
   });
 
   it('offers no native-sidecar conversion on UPDATE (containers are immutable), only the managed label', () => {

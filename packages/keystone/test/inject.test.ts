@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { JsonPatchOp } from '@podlife/core';
+import { applyJsonPatch } from '@podlife/core/testing';
 import { describe, it } from 'mocha';
 import {
   WEBHOOK_OPT_IN_LABEL,
@@ -16,25 +17,8 @@ import {
 } from '../src/index.js';
 import { pod } from './fixtures.js';
 
-/** RFC 6902 `add` and `remove` as the API server applies them: the parent must exist, `-` appends. */
-function applyOps(doc: V1Pod, ops: readonly JsonPatchOp[]): V1Pod {
-  const out = structuredClone(doc) as Record<string, unknown>;
-  for (const op of ops) {
-    const parts = op.path.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-    const last = parts.pop()!;
-    let parent: unknown = out;
-    for (const p of parts) {
-      parent = (parent as Record<string, unknown>)[p];
-      assert.ok(parent !== undefined && parent !== null, `${op.op} ${op.path}: parent is missing`);
-    }
-    if (Array.isArray(parent)) {
-      if (op.op === 'add') parent.splice(last === '-' ? parent.length : Number(last), 0, structuredClone(op.value));
-      else parent.splice(Number(last), 1);
-    } else if (op.op === 'add') (parent as Record<string, unknown>)[last] = structuredClone(op.value);
-    else delete (parent as Record<string, unknown>)[last];
-  }
-  return out as V1Pod;
-}
+/** RFC 6902 as the API server applies it: the parent must exist, `-` appends. */
+const applyOps = (doc: V1Pod, ops: readonly JsonPatchOp[]): V1Pod => applyJsonPatch(doc, ops);
 
 const labelled = (p: V1Pod, labels: Record<string, string>): V1Pod => ({ ...p, metadata: { ...p.metadata, labels } });
 const proxy = { name: 'proxy', image: 'envoyproxy/envoy:v1.31.0' };

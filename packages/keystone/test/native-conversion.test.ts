@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { JsonPatchOp } from '@podlife/core';
+import { applyJsonPatch } from '@podlife/core/testing';
 import { describe, it } from 'mocha';
 import { keepLifecycleFields, lifecycleMutator, handleAdmissionReview, nativeMechanismNotes } from '../src/index.js';
 import { nativeFindings, nativeMechanismsUpdate } from '../src/native-findings.js';
@@ -9,22 +11,8 @@ import { pod } from './fixtures.js';
 
 const nodes: V1Node[] = [{ metadata: { name: 'n' }, status: { nodeInfo: { kubeletVersion: 'v1.37.2' } as never } }];
 
-/** Applies a JSON patch of add/remove ops the way the API server does (enough for these pods). */
-function apply(p: V1Pod, ops: readonly { op: string; path: string; value?: unknown }[]): V1Pod {
-  const doc = structuredClone(p) as unknown as Record<string, unknown>;
-  for (const o of ops) {
-    const parts = o.path.split('/').slice(1).map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
-    const last = parts.pop() as string;
-    let at: Record<string, unknown> | unknown[] = doc;
-    for (const t of parts) at = (at as Record<string, unknown>)[t] as Record<string, unknown>;
-    if (Array.isArray(at)) {
-      if (o.op === 'remove') at.splice(Number(last), 1);
-      else at.splice(last === '-' ? at.length : Number(last), 0, o.value);
-    } else if (o.op === 'remove') delete at[last];
-    else at[last] = o.value;
-  }
-  return doc as unknown as V1Pod;
-}
+/** Applies a JSON patch as the API server does. */
+const apply = (p: V1Pod, ops: readonly JsonPatchOp[]): V1Pod => applyJsonPatch(p, ops);
 
 describe('conversion keeps the stop spec meaning (ADR 0211)', () => {
   it('signal:TERM needs nothing native; other signals need stop signals in the cluster, and not a Windows pod', () => {
@@ -73,6 +61,21 @@ describe('conversion keeps the stop spec meaning (ADR 0211)', () => {
     assert.equal(after.spec?.os?.name, 'linux');
     assert.deepEqual(plan.stopSignals, ['proxy']);
     assert.deepEqual(planNativeSidecars(p, { nodes }).converted, [], 'without them, not converted');
+  });
+
+  it('a stop signal joins the lifecycle the sidecar already has, and each moved sidecar gets its own, at its new index', () => {
+    const p = pod().container('app').sidecar('log', 'signal:INT').init('setup').sidecar('proxy', 'signal:USR1').build();
+    p.spec!.containers[2]!.lifecycle = { preStop: { sleep: { seconds: 5 } } };
+    const after = apply(p, planNativeSidecars(p, { nodes, stopSignals: true }).ops);
+    assert.deepEqual(
+      after.spec?.initContainers?.map((c) => [c.name, c.restartPolicy ?? 'none', c.lifecycle ?? 'none']),
+      [
+        ['log', 'Always', { stopSignal: 'SIGINT' }],
+        ['proxy', 'Always', { preStop: { sleep: { seconds: 5 } }, stopSignal: 'SIGUSR1' }],
+        ['setup', 'none', 'none'],
+      ],
+    );
+    assert.deepEqual(after.spec?.containers.map((c) => c.name), ['app']);
   });
 
   it('the webhook warns about a kept sidecar and records it', () => {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { JsonPatchOp } from '@podlife/core';
+import { applyJsonPatch } from '@podlife/core/testing';
 import { describe, it } from 'mocha';
 import { evaluatePod, handleAdmissionReview, keepLifecycleFields, lifecycleMutator, planRestartInPlace, RESTART_ALL_CONTAINERS_FEATURE } from '../src/index.js';
 import { candidateNodes } from '../src/node-features.js';
@@ -74,8 +76,16 @@ describe('on-keystone-exit: RestartPod at admission (KEP-5532 restart rule)', ()
     const review = (object: unknown) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u', kind: { group: '', version: 'v1', kind: 'Pod' }, operation: 'CREATE', object } });
     const out = handleAdmissionReview(review(p), { mutate });
     assert.ok(out.httpStatus === 200);
-    const ops = JSON.parse(Buffer.from(out.review.response.patch ?? '', 'base64').toString()) as { op: string; path: string; value?: unknown }[];
-    assert.deepEqual(ops.slice(0, 3).map((o) => `${o.op} ${o.path}`), ['add /spec/containers/1/restartPolicy', 'add /spec/containers/1/restartPolicyRules', 'remove /spec/containers/0']);
+    const ops = JSON.parse(Buffer.from(out.review.response.patch ?? '', 'base64').toString()) as JsonPatchOp[];
+    assert.deepEqual(ops.slice(0, 4).map((o) => `${o.op} ${o.from ?? ''} ${o.path}`), [
+      'add  /spec/containers/1/restartPolicy',
+      'add  /spec/containers/1/restartPolicyRules',
+      'add  /spec/initContainers',
+      'move /spec/containers/0 /spec/initContainers/0',
+    ]);
+    const after = applyJsonPatch(p, ops);
+    assert.deepEqual(after.spec?.containers.map((c) => [c.name, c.restartPolicyRules?.length ?? 0]), [['app', 1]]);
+    assert.deepEqual(after.spec?.initContainers?.map((c) => [c.name, c.restartPolicy]), [['proxy', 'Always']]);
     assert.deepEqual(ops.filter((o) => o.path.startsWith('/metadata/annotations/')).map((o) => [o.path, o.value]), [
       ['/metadata/annotations/native.podlife.dev~1app', 'restart-all-containers'],
       ['/metadata/annotations/native.podlife.dev~1proxy', 'sidecar'],

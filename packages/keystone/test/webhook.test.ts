@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { V1Node } from '@kubernetes/client-node';
+import { applyJsonPatch } from '@podlife/core/testing';
 import { describe, it } from 'mocha';
 import { type JsonPatchOp, createAdmissionHandler, formatStopSpec, handleAdmissionReview, lifecycleMutator, markContainerOps, markRoleOps, nativeSidecarOps, parseStopSpec, setStopSpecOps, lifecycleAnnotationOps } from '../src/index.js';
 import { nodesSupportNativeSidecars, parseKubeletVersion } from '../src/kubelet-version.js';
@@ -115,14 +116,28 @@ describe('JSON patch builders', () => {
     it('moves sidecars first into initContainers with restartPolicy Always, in spec order', () => {
       const p = pod().sidecar('log').container('app').sidecar('proxy').init('setup').build();
       const ops = nativeSidecarOps(p, { nodes: newNodes });
+      // From the back, each to the front: the spec's own indices hold, and the sidecars keep their order.
       assert.deepEqual(
-        ops.map((o) => `${o.op} ${o.path} ${(o.value as { name?: string; restartPolicy?: string } | undefined)?.name ?? ''}${(o.value as { restartPolicy?: string } | undefined)?.restartPolicy ? ' Always' : ''}`),
-        ['remove /spec/containers/2 ', 'remove /spec/containers/0 ', 'add /spec/initContainers/0 log Always', 'add /spec/initContainers/1 proxy Always'],
+        ops.map((o) => `${o.op} ${o.from ?? ''} ${o.path} ${o.value === undefined ? '' : JSON.stringify(o.value)}`),
+        [
+          'move /spec/containers/2 /spec/initContainers/0 ',
+          'move /spec/containers/0 /spec/initContainers/0 ',
+          'add  /spec/initContainers/0/restartPolicy "Always"',
+          'add  /spec/initContainers/1/restartPolicy "Always"',
+        ],
       );
+      const after = applyJsonPatch(p, ops);
+      assert.deepEqual(after.spec?.initContainers?.map((c) => [c.name, c.restartPolicy ?? 'none']), [['log', 'Always'], ['proxy', 'Always'], ['setup', 'none']]);
+      assert.deepEqual(after.spec?.containers.map((c) => c.name), ['app']);
     });
-    it('creates initContainers when the pod has none', () => {
-      const ops = nativeSidecarOps(pod().container('app').sidecar('proxy').build(), { nodes: newNodes });
-      assert.equal(ops.at(-1)?.path, '/spec/initContainers');
+    it('creates initContainers when the pod has none, and never restates a container', () => {
+      const proxy = { name: 'proxy', image: 'proxy:1', args: Array.from({ length: 200 }, (_, i) => `--flag-${i}`) };
+      const p = pod().container('app').sidecar('proxy').build();
+      p.spec!.containers[1] = proxy;
+      const ops = nativeSidecarOps(p, { nodes: newNodes });
+      assert.deepEqual(ops[0], { op: 'add', path: '/spec/initContainers', value: [] });
+      assert.ok(JSON.stringify(ops).length < 300, JSON.stringify(ops));
+      assert.deepEqual(applyJsonPatch(p, ops).spec?.initContainers, [{ ...proxy, restartPolicy: 'Always' }]);
     });
     it('auto: no conversion when one node is older than 1.29', () => {
       const plan = planNativeSidecars(pod().container('app').sidecar('proxy').build(), { nodes: [...newNodes, node('v1.28.9')] });
@@ -156,8 +171,14 @@ describe('handleAdmissionReview', () => {
     assert.equal(out.review.response.allowed, true);
     assert.equal(out.review.response.patchType, 'JSONPatch');
     const ops = JSON.parse(Buffer.from(out.review.response.patch ?? '', 'base64').toString()) as { op: string; path: string }[];
-    // Move the sidecar, record that podlife made it native, label the pod.
-    assert.deepEqual(ops.map((o) => `${o.op} ${o.path}`), ['remove /spec/containers/1', 'add /spec/initContainers', 'add /metadata/annotations/native.podlife.dev~1proxy', 'add /metadata/labels']);
+    // Move the sidecar, make it native, record that podlife did, label the pod.
+    assert.deepEqual(ops.map((o) => `${o.op} ${o.path}`), [
+      'add /spec/initContainers',
+      'move /spec/initContainers/0',
+      'add /spec/initContainers/0/restartPolicy',
+      'add /metadata/annotations/native.podlife.dev~1proxy',
+      'add /metadata/labels',
+    ]);
   });
 
   it('encodes any patch as the base64 of its UTF-8 JSON, whatever its size or characters', () => {

@@ -14,7 +14,8 @@
  *   against the pod as the patch leaves it, and labels the patch sets (managed, and the webhook
  *   opt-in when asked) share one op when the pod has none, so no op overwrites another;
  * - native conversion moves `sidecar` containers to the front of `initContainers`, in spec
- *   order, with `restartPolicy: Always`, each only with a native form of its stop spec
+ *   order, with `restartPolicy: Always`, by `move` ops (the patch never restates a container),
+ *   each only with a native form of its stop spec
  *   (native-stop.ts; the others stay and the plan says why); `auto` converts only when every node that may run the pod
  *   (node-features.ts) runs a kubelet >= 1.29; invalid lifecycle annotations are never "fixed" by
  *   a conversion;
@@ -227,12 +228,13 @@ export function nativeSidecarPlanOf(pod: V1Pod, reading: LifecycleReading, optio
   }
 
   // A conversion never drops a stop spec: each sidecar moves only with a native form of it.
-  // One pass, in spec order: what moves (as it will read), and what stays and why.
+  // One pass, in spec order: what moves, and what stays and why.
   const os = pod.spec?.os?.name;
   const stopOptions = { stopSignals: options.stopSignals === true, ...(os ? { os } : {}) };
   const containers = pod.spec?.containers ?? [];
   const indices: number[] = [];
-  const moved: V1Container[] = [];
+  /** Per moved container, in spec order: the stop signal it is given, if any. */
+  const signals: (string | undefined)[] = [];
   const converted: string[] = [];
   const signalled: string[] = [];
   const kept: { container: string; why: string }[] = [];
@@ -242,22 +244,31 @@ export function nativeSidecarPlanOf(pod: V1Pod, reading: LifecycleReading, optio
       kept.push({ container: s.name, why: native.why });
       continue;
     }
-    const c = containers[s.index] as V1Container;
-    const stopSignal = native.stopSignal;
-    moved.push(stopSignal ? { ...c, restartPolicy: 'Always', lifecycle: { ...c.lifecycle, stopSignal } } : { ...c, restartPolicy: 'Always' });
     indices.push(s.index);
+    signals.push(native.stopSignal);
     converted.push(s.name);
-    if (stopSignal) signalled.push(s.name);
+    if (native.stopSignal) signalled.push(s.name);
   }
-  if (moved.length === 0) return { ops: [], converted: [], kept, why: 'no sidecar\'s stop spec has a native form here' };
+  if (indices.length === 0) return { ops: [], converted: [], kept, why: 'no sidecar\'s stop spec has a native form here' };
 
-  // Removed from the back, so each index is still the spec's own when its op applies.
+  // The API server moves each container itself: the patch never restates one (its size does not
+  // grow with the sidecar's spec, docs/adr/0251). Moved from the back, each to the front of
+  // initContainers: every index is still the spec's own when its op applies, and the sidecars end
+  // up first, in spec order. Then each gets what makes it native, at its new index.
   const ops: JsonPatchOp[] = [];
-  for (let i = indices.length - 1; i >= 0; i--) ops.push({ op: 'remove', path: jsonPointer('spec', 'containers', indices[i] as number) });
-  if (!pod.spec?.initContainers || pod.spec.initContainers.length === 0) {
-    ops.push({ op: 'add', path: '/spec/initContainers', value: moved });
-  } else {
-    moved.forEach((c, k) => ops.push({ op: 'add', path: jsonPointer('spec', 'initContainers', k), value: c }));
+  const inits = pod.spec?.initContainers;
+  if (!Array.isArray(inits) || inits.length === 0) ops.push({ op: 'add', path: '/spec/initContainers', value: [] });
+  for (let i = indices.length - 1; i >= 0; i--) ops.push({ op: 'move', from: jsonPointer('spec', 'containers', indices[i] as number), path: '/spec/initContainers/0' });
+  for (let k = 0; k < indices.length; k++) {
+    ops.push({ op: 'add', path: jsonPointer('spec', 'initContainers', k, 'restartPolicy'), value: 'Always' });
+    const stopSignal = signals[k];
+    if (stopSignal === undefined) continue;
+    const lifecycle = (containers[indices[k] as number] as V1Container | undefined)?.lifecycle;
+    ops.push(
+      isPlainObject(lifecycle)
+        ? { op: 'add', path: jsonPointer('spec', 'initContainers', k, 'lifecycle', 'stopSignal'), value: stopSignal }
+        : { op: 'add', path: jsonPointer('spec', 'initContainers', k, 'lifecycle'), value: { stopSignal } },
+    );
   }
   // The API server accepts a stop signal only on a pod that names its OS.
   if (signalled.length > 0 && !os) ops.push({ op: 'add', path: pod.spec?.os ? '/spec/os/name' : '/spec/os', value: pod.spec?.os ? 'linux' : { name: 'linux' } });
@@ -265,6 +276,10 @@ export function nativeSidecarPlanOf(pod: V1Pod, reading: LifecycleReading, optio
   if (signalled.length > 0) plan.stopSignals = signalled;
   if (kept.length > 0) plan.kept = kept;
   return plan;
+}
+
+function isPlainObject(v: unknown): v is object {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Just the ops of `planNativeSidecars`. */
