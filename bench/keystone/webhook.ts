@@ -7,6 +7,9 @@
  * Then both again, each call after a 2 ms pause, as requests come at 500 a second: a call that
  * follows a pause costs several times a back-to-back one on a virtual machine, the floor's
  * JSON.parse as much as the handler, which is the handler time the server benchmark reports.
+ * Last, the same on a review whose sidecar is a mesh proxy of a realistic size (arguments,
+ * environment, mounts, a probe, a security context), with the size of the patch: the conversion
+ * moves the container and never restates it (docs/adr/0251), so the patch does not grow with it.
  *
  *   tsc -b packages/keystone && node --import tsx bench/keystone/webhook.ts
  */
@@ -38,6 +41,27 @@ const body = JSON.stringify({
     },
   },
 });
+
+/** The same review, but the sidecar is a mesh proxy as an injector leaves it. */
+const meshProxy = {
+  name: 'proxy',
+  image: 'proxy:1.24.2',
+  args: ['proxy', 'sidecar', '--domain', '$(POD_NAMESPACE).svc.cluster.local', '--proxyLogLevel=warning', '--proxyComponentLogLevel=misc:error', '--log_output_level=default:info'],
+  env: Array.from({ length: 24 }, (_, i) => ({ name: `PROXY_META_${i}`, value: `value-number-${i}-of-some-length` })),
+  ports: [{ containerPort: 15090, name: 'http-envoy-prom', protocol: 'TCP' }],
+  readinessProbe: { httpGet: { path: '/healthz/ready', port: 15021, scheme: 'HTTP' }, initialDelaySeconds: 1, periodSeconds: 2, timeoutSeconds: 3, failureThreshold: 4 },
+  resources: { limits: { cpu: '2', memory: '1Gi' }, requests: { cpu: '100m', memory: '128Mi' } },
+  securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, privileged: false, readOnlyRootFilesystem: true, runAsGroup: 1337, runAsNonRoot: true, runAsUser: 1337 },
+  volumeMounts: ['workload-socket', 'credential-socket', 'workload-certs', 'ca-cert', 'proxy-data', 'proxy-envoy', 'proxy-token', 'podinfo', 'kube-api-access'].map((n) => ({ name: n, mountPath: `/var/run/${n}` })),
+  terminationMessagePath: '/dev/termination-log',
+  terminationMessagePolicy: 'File',
+  imagePullPolicy: 'IfNotPresent',
+};
+const meshBody = ((): string => {
+  const review = JSON.parse(body) as { request: { object: { spec: { containers: unknown[] } } } };
+  review.request.object.spec.containers[1] = meshProxy;
+  return JSON.stringify(review);
+})();
 
 const pct = (samples: ArrayLike<number>, q: number): string => percentile(samples, q * 100).toFixed(1);
 
@@ -73,10 +97,10 @@ function run(label: string, fn: () => unknown, n = 50_000): number {
 console.log(`AdmissionReview handling, one core (node ${process.version}; ${loadAverage()})\n`);
 const floor = run('baseline: JSON.parse + JSON.stringify', () => JSON.stringify(JSON.parse(body)));
 let handler = NaN;
-const handle = (nodes: readonly V1Node[]): (() => string) => {
+const handle = (nodes: readonly V1Node[], review = body): (() => string) => {
   const mutate = lifecycleMutator(() => nodes);
   return () => {
-    const out = handleAdmissionReview(JSON.parse(body), { mutate });
+    const out = handleAdmissionReview(JSON.parse(review), { mutate });
     if (out.httpStatus !== 200 || !convertsSidecar(out.review.response.patch)) throw new Error('expected a patch that converts the sidecar');
     return JSON.stringify(out.review);
   };
@@ -89,6 +113,13 @@ console.log('\neach call after a 2 ms pause (500 requests/s), 100 nodes:');
 const pausedFloor = await paced('baseline: JSON.parse + JSON.stringify', () => JSON.stringify(JSON.parse(body)));
 const pausedHandler = await paced('parse + handleAdmissionReview + stringify', handle(fleet(100)));
 console.log(`  after a pause: the handler ${times(pausedHandler / pausedFloor)} the floor at p50 (no target)`);
+const meshPatch = handleAdmissionReview(JSON.parse(meshBody), { mutate: lifecycleMutator(() => fleet(100)) });
+const meshPatchBytes = meshPatch.httpStatus === 200 ? (meshPatch.review.response.patch?.length ?? 0) : 0;
+console.log(`\na mesh proxy as the sidecar: review ${meshBody.length.toLocaleString('en-US')} bytes (the one above: ${body.length.toLocaleString('en-US')}), patch ${meshPatchBytes} bytes of base64; 100 nodes:`);
+run('baseline: JSON.parse + JSON.stringify', () => JSON.stringify(JSON.parse(meshBody)));
+run('parse + handleAdmissionReview + stringify', handle(fleet(100), meshBody));
+await paced('after a 2 ms pause: baseline', () => JSON.stringify(JSON.parse(meshBody)));
+await paced('after a 2 ms pause: the handler', handle(fleet(100), meshBody));
 judge({
   target: 'AdmissionReview handler alone, p99 per call, the larger of 100 and 15,000 nodes (feeds the webhook target)',
   figure: `p99 ${handler.toFixed(1)} µs`,
