@@ -52,6 +52,7 @@ interface Benchmark {
 const BENCHMARKS: Benchmark[] = [
   { name: 'queue', file: 'bench/queue/run.ts', controlPlane: false, quick: [], what: 'WorkQueue throughput and bytes per queued key vs a naive queue' },
   { name: 'informer', file: 'bench/informer/run.ts', controlPlane: false, quick: ['--quick'], what: 'informer cache memory, 150k pods, vs raw JSON size' },
+  { name: 'informer-paged', file: 'bench/informer/run.ts', controlPlane: false, args: ['--sync', 'list', '--variants', 'lifecycleView'], quick: ['--quick', '--sync', 'list', '--variants', 'lifecycleView'], what: 'the same through the paged list, the fallback where streaming lists are refused: peak over steady' },
   { name: 'pod-conditions', file: 'bench/pod-conditions/run.ts', controlPlane: false, quick: ['20000'], what: 'sandboxReady + explainPod pods/s vs JSON.parse' },
   { name: 'keystone-evaluate', file: 'bench/keystone/evaluate.ts', controlPlane: false, quick: [], dist: 'packages/keystone', what: 'evaluatePod pods/s on 3-container pods' },
   { name: 'keystone-reaction', file: 'bench/keystone/reaction.ts', controlPlane: true, quick: ['--pods', '2000', '--seconds', '10'], what: 'container finished -> first stop action, p50/p99' },

@@ -42,7 +42,8 @@ client.request = (async <T>(opts: RequestOptions): Promise<T> => {
 const loop = monitorEventLoopDelay({ resolution: 10 });
 loop.enable();
 const stats = (): void => {
-  process.stdout.write(`${JSON.stringify({ rss: process.memoryUsage().rss, requests, nodeRequests, loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6 })}\n`);
+  // peakRss: the process's high-water mark (getrusage's maxrss, in KiB), not the last sample.
+  process.stdout.write(`${JSON.stringify({ rss: process.memoryUsage().rss, peakRss: process.resourceUsage().maxRSS * 1024, requests, nodeRequests, loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6 })}\n`);
 };
 setInterval(stats, 250).unref();
 

@@ -1,15 +1,15 @@
 /**
  * The informer's initial sync against a real kube-apiserver: the streaming list
  * (`sendInitialEvents`, KEP-3157) where the server serves it, the paged list where it refuses
- * it (its WatchList feature turned off), and the two ways a stream can fail before its
- * initial-events-end bookmark: the API server restarting, and 410 Gone when etcd compacts away
- * the revision the stream is reading at.
+ * it (its WatchList feature turned off), and the two ways either can fail before it is complete:
+ * the API server restarting (mid-stream, mid-page), and 410 Gone when etcd compacts away the
+ * revision the stream or the next page is read at.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it, before, after } from 'mocha';
 import { KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { ApiError, ContentType, Informer, KubeClient, resourcePath, sleep, stripManagedFields } from '@podlife/core';
+import { ApiError, ContentType, Informer, KubeClient, resourcePath, sleep, stripManagedFields, type Query } from '@podlife/core';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { startHoldingProxy, type HoldingProxy } from '../support/throttle-proxy.js';
 import { retry, waitFor } from '../support/wait.js';
@@ -73,8 +73,33 @@ function informer(
   ns: string,
   transform: (cm: V1ConfigMap) => V1ConfigMap = stripManagedFields,
   watchdogMs = 30_000,
+  initialSync: 'stream' | 'list' = 'stream',
 ): Informer<V1ConfigMap> {
-  return new Informer<V1ConfigMap>({ client, path: cmPath(ns), transform, watchdogMs, backoff: { minMs: 200, maxMs: 2_000 } });
+  return new Informer<V1ConfigMap>({ client, path: cmPath(ns), transform, watchdogMs, backoff: { minMs: 200, maxMs: 2_000 }, initialSync });
+}
+
+/** A client of its own for the informer, whose GETs (the list's pages) are recorded, and `afterFirst` run once the first has its answer. */
+async function recordingClient(cp: ControlPlane, afterFirst: () => Promise<void>): Promise<{ client: KubeClient; asked: Query[]; failed: number[] }> {
+  const client = await KubeClient.fromKubeConfig(cp.kubeConfig);
+  const asked: Query[] = [];
+  const failed: number[] = [];
+  const get = client.get.bind(client);
+  let first = true;
+  client.get = (async (path: string, query?: Query, signal?: AbortSignal): Promise<unknown> => {
+    asked.push({ ...query });
+    try {
+      const page = await get(path, query, signal);
+      if (first) {
+        first = false;
+        await afterFirst();
+      }
+      return page;
+    } catch (err) {
+      failed.push(err instanceof ApiError ? err.status : 0);
+      throw err;
+    }
+  }) as KubeClient['get'];
+  return { client, asked, failed };
 }
 
 describe('initial sync by streaming list, on a real API server (watch cache on, as in production)', function () {
@@ -196,7 +221,7 @@ describe('initial sync by streaming list, on a real API server (watch cache on, 
   });
 });
 
-describe('410 Gone during the initial stream (watch cache off: the stream reads etcd in pages of 10,000)', function () {
+describe('410 Gone during the initial sync (watch cache off: streams and pages read etcd)', function () {
   let cp: ControlPlane;
   before(async function () {
     this.timeout(600_000);
@@ -254,6 +279,41 @@ describe('410 Gone during the initial stream (watch cache off: the stream reads 
       await proxy.close();
     }
   });
+
+  it('a continue token that expires mid-list: the list starts over in pages from a fresh read, never unpaged', async function () {
+    this.timeout(300_000);
+    const client = cp.client;
+    const ns = await namespace(client);
+    // Three pages of 100. Once the first page is in, etcd's revision moves on and is compacted:
+    // the second page, read at the first page's revision, is gone.
+    const total = 250;
+    await createMany(client, ns, total);
+    const { client: informerClient, asked, failed } = await recordingClient(cp, async () => {
+      await client.create(cmPath(ns), { metadata: { name: 'moves-the-revision' }, data: { value: '1' } });
+      await cp.compactEtcd();
+    });
+    const inf = informer(informerClient, ns, stripManagedFields, 30_000, 'list');
+    const errors: Error[] = [];
+    inf.on('error', (err) => errors.push(err));
+    inf.start();
+    try {
+      await inf.waitForSync();
+      assert.deepEqual(failed, [410], 'the second page of the first list was gone');
+      assert.equal(inf.lastSyncPath, 'list');
+      assert.ok(asked.every((q) => q.limit === 100), `every list request asked for a page: ${JSON.stringify(asked)}`);
+      assert.deepEqual(
+        asked.map((q) => (q.continue === undefined ? 'first page' : 'next page')),
+        ['first page', 'next page', 'first page', 'next page', 'next page'],
+        'after the 410 the list started over from its first page',
+      );
+      assert.deepEqual(errors, [], 'the list recovered inside one attempt');
+      assert.equal(inf.store.size, total + 1);
+      await expectStoreMatchesServer(client, ns, inf);
+    } finally {
+      await inf.stop();
+      informerClient.close();
+    }
+  });
 });
 
 describe('initial sync by paged list, where the API server refuses streaming (WatchList off)', function () {
@@ -286,6 +346,53 @@ describe('initial sync by paged list, where the API server refuses streaming (Wa
       assert.deepEqual(errors, []);
     } finally {
       await inf.stop();
+    }
+  });
+
+  it('an API server restart during a page: the partial list counts for nothing, the next list syncs exactly', async function () {
+    this.timeout(300_000);
+    const client = cp.client;
+    const ns = await namespace(client);
+    // 120 objects of 600 KiB: the first page of 100 is 60 MiB, more than loopback socket buffers
+    // hold (32 MiB for the reader, 4 MiB for the writer), so while the proxy holds it after its
+    // first 2 MiB, the server cannot finish it: the restart cuts it.
+    const total = 120;
+    await createMany(client, ns, total, 600 * 1024, 8);
+    const { client: informerClient, proxy } = await heldClient(cp, 2 * 1024 * 1024);
+    let transformed = 0;
+    const inf = informer(informerClient, ns, (cm) => {
+      transformed++;
+      return stripManagedFields(cm);
+    }, heldWatchdogMs);
+    const errors: Error[] = [];
+    const storeAtError: number[] = [];
+    inf.on('error', (err) => {
+      errors.push(err);
+      if (!inf.hasSynced()) storeAtError.push(inf.store.size);
+    });
+    inf.start();
+    try {
+      await proxy.held;
+      assert.equal(inf.hasSynced(), false);
+      assert.equal(transformed, 0, 'nothing of the page is taken before all of it has arrived');
+      assert.deepEqual(errors, [], 'the list was intact before the restart');
+      await cp.restartApiServer();
+      // Changes the cut list never carried: the next list must.
+      await retry(() => client.delete(cmPath(ns, 'cm-0')), 100);
+      await retry(() => client.create(cmPath(ns), { metadata: { name: 'during-restart' }, data: { value: '1' } }), 100);
+      proxy.release();
+      await waitFor('sync', () => inf.hasSynced(), { timeoutMs: 120_000 });
+      assert.equal(inf.lastSyncPath, 'list');
+      assert.ok(storeAtError.length >= 1, 'the cut page was reported before the sync');
+      assert.deepEqual(new Set(storeAtError), new Set([0]), 'nothing of the cut list reached the store');
+      assert.equal(inf.store.size, total);
+      assert.equal(inf.store.get(`${ns}/cm-0`), undefined);
+      assert.ok(inf.store.get(`${ns}/during-restart`));
+      await expectStoreMatchesServer(client, ns, inf);
+    } finally {
+      await inf.stop();
+      informerClient.close();
+      await proxy.close();
     }
   });
 

@@ -2,8 +2,11 @@
  * List and watch over HTTP: the transport an `Informer` drives.
  *
  * Guarantees:
- * - `list` returns every object and the collection's resourceVersion, reading in pages and
- *   falling back to one unpaged list when a continue token expired mid-way (as client-go does);
+ * - `list` returns every object and the collection's resourceVersion, reading in pages, each
+ *   page transformed before the next is asked for; when a continue token expires mid-way (410),
+ *   the pages read so far are dropped and the list starts over in pages from a fresh read, at
+ *   most EXPIRED_LIST_ATTEMPTS times before the 410 is thrown — never one unpaged list, which
+ *   would hold every object in full at once (docs/adr/0252);
  * - `watch` yields one event per line of the API's line-delimited JSON stream, bookmarks
  *   included, and ends when the server ends the stream; an ERROR event is thrown as an
  *   `ApiError` (410 for an expired resourceVersion, so `isGone` recognises it);
@@ -88,12 +91,19 @@ interface ListBody<T> {
   metadata?: { resourceVersion?: string; continue?: string };
 }
 
+/**
+ * Paged lists started per `list` call when continue tokens keep expiring (410): each starts at a
+ * fresh read, so only a compaction during that list expires it again; past this, the 410 is the
+ * caller's (an informer backs off and lists again).
+ */
+export const EXPIRED_LIST_ATTEMPTS = 3;
+
 /** The real transport: list and watch `path` through `client`. */
 export function kubeListWatch<T extends KubeObject>(client: KubeClient, opts: KubeListWatchOptions): ListWatchTransport<T> {
   const selectors: Query = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
   const pageSize = opts.pageSize ?? 100;
 
-  async function listPaged(signal: AbortSignal, limit: number | undefined, each: (obj: T) => T): Promise<ListResult<T>> {
+  async function listPaged(signal: AbortSignal, limit: number, each: (obj: T) => T): Promise<ListResult<T>> {
     const items: T[] = [];
     let token: string | undefined;
     for (;;) {
@@ -112,12 +122,13 @@ export function kubeListWatch<T extends KubeObject>(client: KubeClient, opts: Ku
 
   return {
     async list(signal, each) {
-      try {
-        return await listPaged(signal, pageSize, each);
-      } catch (err) {
-        // An expired continue token: the pages so far may be inconsistent with the rest.
-        if (isGone(err)) return listPaged(signal, undefined, each);
-        throw err;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await listPaged(signal, pageSize, each);
+        } catch (err) {
+          // An expired continue token: the pages so far may be inconsistent with the rest.
+          if (!isGone(err) || attempt >= EXPIRED_LIST_ATTEMPTS) throw err;
+        }
       }
     },
     watch(resourceVersion, signal) {

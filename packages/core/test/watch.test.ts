@@ -3,7 +3,7 @@ import { describe, it } from 'mocha';
 import { Readable } from 'node:stream';
 import { ApiError, isGone } from '../src/client.js';
 import type { KubeClient, Query, RequestOptions } from '../src/client.js';
-import { isInitialEventsEnd, kubeListWatch, lines, parseEvent, refusesStreamingList } from '../src/watch.js';
+import { EXPIRED_LIST_ATTEMPTS, isInitialEventsEnd, kubeListWatch, lines, parseEvent, refusesStreamingList } from '../src/watch.js';
 
 async function collect(chunks: (string | Buffer)[]): Promise<string[]> {
   async function* source(): AsyncGenerator<string | Buffer> {
@@ -74,6 +74,68 @@ describe('paged list', () => {
     assert.deepEqual(calls, ['get ', 'each a', 'each b', 'get p2', 'each c']);
     assert.deepEqual(listed.items.map((o) => o.metadata?.name), ['A', 'B', 'C']);
     assert.equal(listed.resourceVersion, '9');
+  });
+
+  /** A server of two pages whose continue token expires the first `expiring` times it is used. */
+  function expiringServer(expiring: number): { client: KubeClient; asked: Query[] } {
+    const asked: Query[] = [];
+    let expired = 0;
+    const client = {
+      get: async (_path: string, query?: Query) => {
+        asked.push({ ...query });
+        if (query?.continue === undefined) {
+          const rv = String(10 + asked.length);
+          return { items: [{ metadata: { name: 'a' } }, { metadata: { name: 'b' } }], metadata: { continue: `after-b-at-${rv}`, resourceVersion: rv } };
+        }
+        if (expired < expiring) {
+          expired++;
+          throw new ApiError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result.', undefined);
+        }
+        return { items: [{ metadata: { name: 'c' } }], metadata: { resourceVersion: String(query.continue).slice('after-b-at-'.length) } };
+      },
+    } as unknown as KubeClient;
+    return { client, asked };
+  }
+
+  it('starts over in pages from a fresh read when a continue token expires, keeping nothing of the expired list', async () => {
+    const { client, asked } = expiringServer(1);
+    const transport = kubeListWatch<{ metadata?: { name?: string } }>(client, { path: '/api/v1/pods', pageSize: 2 });
+    let transformed = 0;
+    const listed = await transport.list(new AbortController().signal, (obj) => {
+      transformed++;
+      return obj;
+    });
+    assert.deepEqual(asked.map((q) => [q.limit, q.continue]), [
+      [2, undefined],
+      [2, 'after-b-at-11'],
+      [2, undefined],
+      [2, 'after-b-at-13'],
+    ]);
+    assert.deepEqual(listed.items.map((o) => o.metadata?.name), ['a', 'b', 'c']);
+    assert.equal(listed.resourceVersion, '13');
+    assert.equal(transformed, 5, 'the first attempt\'s two objects, then all three again');
+  });
+
+  it(`throws the 410 after ${EXPIRED_LIST_ATTEMPTS} expired lists, and never asks for an unpaged list`, async () => {
+    const { client, asked } = expiringServer(Infinity);
+    const transport = kubeListWatch<{ metadata?: { name?: string } }>(client, { path: '/api/v1/pods', pageSize: 2 });
+    await assert.rejects(transport.list(new AbortController().signal, (obj) => obj), (err: unknown) => isGone(err));
+    assert.equal(asked.length, 2 * EXPIRED_LIST_ATTEMPTS);
+    assert.ok(asked.every((q) => q.limit === 2), `every request is paged: ${JSON.stringify(asked)}`);
+  });
+
+  it('throws any other error of a page at once, without listing again', async () => {
+    const asked: Query[] = [];
+    const client = {
+      get: async (_path: string, query?: Query) => {
+        asked.push({ ...query });
+        if (query?.continue) throw new ApiError(500, 'InternalError', 'etcd is unavailable', undefined);
+        return { items: [{ metadata: { name: 'a' } }], metadata: { continue: 'next', resourceVersion: '5' } };
+      },
+    } as unknown as KubeClient;
+    const transport = kubeListWatch<{ metadata?: { name?: string } }>(client, { path: '/api/v1/pods', pageSize: 1 });
+    await assert.rejects(transport.list(new AbortController().signal, (obj) => obj), /etcd is unavailable/);
+    assert.equal(asked.length, 2);
   });
 });
 
