@@ -2,7 +2,8 @@
  * The podlife CLI as a user installs it — the built `dist/cli/podlife.js` under its package `bin`
  * names on PATH — driven by a real kubectl (built from k8s.io/kubectl by scripts/go-tools.mjs)
  * against a real API server: `kubectl podlife …` through kubectl's plugin mechanism, kubectl's
- * cluster flags, output formats, 80 columns, and completion through kubectl and through bash.
+ * cluster flags, output formats, 80 columns, and completion through kubectl and through bash; and
+ * `explain --unlabelled` naming the annotated pods without the managed label.
  */
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
@@ -143,6 +144,44 @@ describe('podlife as kubectl podlife (real kubectl, real API server)', function 
     assert.equal(file.code, 0, file.stderr);
     const unknown = await run('podlife', ['pods', '--context', 'nope'], { KUBECONFIG: twoContexts });
     assert.match(unknown.stderr, /--context "nope": no such context in the kubeconfig \(it has real, broken\)/);
+  });
+
+  it('explain --unlabelled names exactly the annotated pod without the managed label, -A too, and its kubectl command labels it', async () => {
+    const fresh = `unlabelled-${randomBytes(3).toString('hex')}`;
+    await cp.client.create(resourcePath({ version: 'v1', resource: 'namespaces' }), { metadata: { name: fresh } });
+    try {
+      const pods = resourcePath({ version: 'v1', resource: 'pods', namespace: fresh });
+      const annotations = { 'role.podlife.dev/proxy': 'sidecar', 'stop.podlife.dev/proxy': 'preset:envoy' };
+      const containers = [
+        { name: 'app', image: 'busybox:1.36' },
+        { name: 'proxy', image: 'envoy:1' },
+      ];
+      await cp.client.create(pods, { metadata: { name: 'annotated', annotations }, spec: { containers } });
+      await cp.client.create(pods, { metadata: { name: 'labelled', annotations, labels: { 'podlife.dev/managed': 'true' } }, spec: { containers } });
+      await cp.client.create(pods, { metadata: { name: 'neither' }, spec: { containers } });
+
+      const text = await run('podlife', ['explain', '--unlabelled', '-n', fresh]);
+      assert.equal(text.code, 0, text.stderr);
+      assert.deepEqual(text.stdout.split('\n').filter((l) => l.includes('/') && !l.includes(' ')), [`${fresh}/annotated`]);
+      const command = text.stdout.split('\n').find((l) => l.startsWith('  kubectl label'));
+      assert.equal(command, `  kubectl label pod -n ${fresh} annotated podlife.dev/managed=true`);
+
+      const all = await run(kubectl, ['podlife', 'explain', '--unlabeled', '-A', '-o', 'json']);
+      assert.equal(all.code, 0, all.stderr);
+      const { items } = JSON.parse(all.stdout) as { items: { namespace: string; name: string }[] };
+      assert.deepEqual(items.filter((i) => i.namespace === fresh).map((i) => i.name), ['annotated']);
+
+      const listed = await run('podlife', ['pods', '-n', fresh]);
+      assert.match(listed.stderr, /^podlife: 1 of these pods has lifecycle annotations/);
+
+      const label = await run(kubectl, command!.trim().split(' ').slice(1));
+      assert.equal(label.code, 0, label.stderr);
+      const after = await run('podlife', ['explain', '--unlabelled', '-n', fresh, '--width', '200']);
+      assert.equal(after.code, 0, after.stderr);
+      assert.equal(after.stdout, `no pod in namespace ${fresh} has podlife lifecycle annotations without the label podlife.dev/managed: "true"\n`);
+    } finally {
+      await cp.client.delete(resourcePath({ version: 'v1', resource: 'namespaces', name: fresh })).catch(() => undefined);
+    }
   });
 
   it('kubectl completes the plugin through kubectl_complete-podlife: pods of the namespace given', async () => {

@@ -61,6 +61,29 @@ describe('podlife command line', () => {
     it('takes --width for its text', () => assert.deepEqual(parse('explain node worker-1 --width 100'), { command: 'explain-node', node: 'worker-1', output: 'text', width: 100 }));
   });
 
+  describe('explain --unlabelled', () => {
+    it("lists in the context's namespace by default, in one with -n, in every one with -A", () => {
+      assert.deepEqual(parse('explain --unlabelled'), { command: 'explain-unlabelled', output: 'text', allNamespaces: false });
+      assert.deepEqual(parse('explain --unlabelled -n shop -o json'), { command: 'explain-unlabelled', output: 'json', allNamespaces: false, namespace: 'shop' });
+      assert.deepEqual(parse('explain -A --unlabelled -o wide --context prod'), { command: 'explain-unlabelled', output: 'wide', allNamespaces: true, context: 'prod' });
+    });
+    it('--unlabeled is the same', () => assert.deepEqual(parse('explain --unlabeled -A'), parse('explain --unlabelled -A')));
+    it('refuses a pod name: it lists every such pod', () => {
+      assert.match(errorOf('explain --unlabelled web-0'), /unexpected argument "web-0": explain --unlabelled lists every such pod and takes no name/);
+      assert.match(errorOf('explain pod/web-0 --unlabeled'), /unexpected argument "pod\/web-0": explain --unlabeled lists/);
+    });
+    it('refuses --watch and --ascii: it reports once', () => {
+      assert.match(errorOf('explain --unlabelled --watch'), /^--watch: not with --unlabelled, which reports once/);
+      assert.match(errorOf('explain --unlabelled -w --ascii'), /^--watch, --ascii: not with --unlabelled/);
+    });
+    it('takes -n or -A, not both', () => assert.match(errorOf('explain --unlabelled -A -n shop'), /-n\/--namespace and -A\/--all-namespaces: choose one/));
+    it('only on explain: pods, nodes and explain node refuse it, pointing at explain --unlabelled', () => {
+      assert.match(errorOf('pods --unlabelled'), /^--unlabelled: only for podlife explain: podlife explain --unlabelled \[-n namespace \| -A\] lists those pods/);
+      assert.match(errorOf('nodes --unlabeled'), /^--unlabeled: only for podlife explain/);
+      assert.match(errorOf('explain node worker-1 --unlabelled'), /unexpected argument "node"/);
+    });
+  });
+
   describe('nodes', () => {
     it('lists nodes with text output by default', () => assert.deepEqual(parse('nodes'), { command: 'nodes', output: 'text' }));
     it('takes --context and --output', () => assert.deepEqual(parse('nodes --context prod --output json'), { command: 'nodes', context: 'prod', output: 'json' }));

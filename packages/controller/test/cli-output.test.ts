@@ -172,6 +172,13 @@ describe('podlife CLI output', () => {
       assert.deepEqual(await c('completion '), ['bash', 'zsh']);
     });
     it('flags of the command', async () => assert.deepEqual(await c('pods --a'), ['--all-namespaces']));
+    it('explain offers --unlabelled; after it, -A and no pod names', async () => {
+      assert.deepEqual(await c('explain --un'), ['--unlabelled']);
+      assert.deepEqual(await c('explain --unlabelled --a'), ['--all-namespaces']);
+      assert.deepEqual(await c('explain --unlabelled --wa'), []);
+      assert.deepEqual(await c('explain --unlabelled --as'), []);
+      assert.deepEqual(await c('explain --unlabelled '), []);
+    });
     it('nothing after a complete command line', async () => assert.deepEqual(await c('explain web-0 '), []));
     it("answers in cobra's protocol, never offering file names", () => assert.equal(completionOutput(['a', 'b']), 'a\nb\n:4\n'));
     it('scripts for bash and zsh ask podlife __complete, for podlife and kubectl-podlife', () => {

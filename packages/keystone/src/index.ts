@@ -29,5 +29,5 @@ export { KeystoneReconciler } from './reconciler.js';
 export type { KeystoneReconcilerOptions } from './reconciler.js';
 export { keystoneController, KeystoneController } from './controller.js';
 export type { KeystoneControllerOptions } from './controller.js';
-export { isUnlabelledAnnotated, UNLABELLED_GAUGE, UnlabelledPodAudit } from './unlabelled.js';
+export { isUnlabelledAnnotated, listUnlabelledAnnotated, UNLABELLED_GAUGE, UnlabelledPodAudit } from './unlabelled.js';
 export type { UnlabelledAuditOptions, UnlabelledFinding } from './unlabelled.js';

@@ -9,7 +9,8 @@
  *   one page held at a time), started by a scrape when the last one is older than `intervalMs`
  *   (default 10 min), so nothing polls while nobody looks. NaN until the first audit ends.
  *
- * Each audit that finds some logs a warning naming the first ones.
+ * Each audit that finds some logs a warning naming the first ones. The audit's list,
+ * `listUnlabelledAnnotated`, also serves whoever wants every name (`podlife explain --unlabelled`).
  */
 import type { V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
 import { METADATA_LIST, objectKey, type Informer, type KubeClient, type Logger } from '@podlife/core';
@@ -23,6 +24,25 @@ export const UNLABELLED_GAUGE = 'podlife_unlabelled_annotated_pods';
 /** True for a pod a managed-only controller does not see although it asks for podlife. */
 export function isUnlabelledAnnotated(metadata: V1ObjectMeta | undefined): boolean {
   return hasPodlifeAnnotation(metadata?.annotations) && !hasManagedLabel(metadata?.labels);
+}
+
+/**
+ * The metadata of the annotated pods without the managed label under `path` (a pods collection,
+ * one namespace's or every namespace's): a metadata-only list that the API server filters by
+ * `podlife.dev/managed!=true` (which also matches pods without the label), read in pages of
+ * `pageSize`, one page held at a time. A failed request ends the iteration with its `ApiError`.
+ */
+export async function* listUnlabelledAnnotated(client: Pick<KubeClient, 'request'>, path: string, pageSize = 500): AsyncGenerator<{ metadata?: V1ObjectMeta }, void, undefined> {
+  let token: string | undefined;
+  do {
+    const page = await client.request<{ items?: { metadata?: V1ObjectMeta }[]; metadata?: { continue?: string } }>({
+      path,
+      accept: METADATA_LIST,
+      query: { labelSelector: `${ManagedLabel.key}!=${ManagedLabel.value}`, limit: pageSize, continue: token },
+    });
+    for (const item of page.items ?? []) if (isUnlabelledAnnotated(item.metadata)) yield item;
+    token = page.metadata?.continue || undefined;
+  } while (token);
 }
 
 /** Where the audit reports, how it lists pods, and how often it may run. */
@@ -94,16 +114,7 @@ export class UnlabelledPodAudit {
   private async scan(audit: NonNullable<UnlabelledAuditOptions['audit']>): Promise<UnlabelledFinding> {
     const finding: UnlabelledFinding = { count: 0, examples: [] };
     for (const path of audit.paths) {
-      let token: string | undefined;
-      do {
-        const page = await audit.client.request<{ items?: { metadata?: V1ObjectMeta }[]; metadata?: { continue?: string } }>({
-          path,
-          accept: METADATA_LIST,
-          query: { labelSelector: `${ManagedLabel.key}!=${ManagedLabel.value}`, limit: audit.pageSize ?? 500, continue: token },
-        });
-        for (const item of page.items ?? []) if (isUnlabelledAnnotated(item.metadata)) note(finding, objectKey(item));
-        token = page.metadata?.continue || undefined;
-      } while (token);
+      for await (const item of listUnlabelledAnnotated(audit.client, path, audit.pageSize)) note(finding, objectKey(item));
     }
     this.last = { at: Date.now(), finding };
     if (finding.count > 0) {

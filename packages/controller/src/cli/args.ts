@@ -3,7 +3,8 @@
  * pure, never throws; an error is a value naming the offending command, argument or flag.
  *
  * Commands: `explain <pod>` (also `pod/<name>`, `pods/<name>`, `pod <name>`), `explain node <name>`
- * (also `node/<name>`, `nodes/<name>`), `nodes`, `pods` (the pods podlife manages), and
+ * (also `node/<name>`, `nodes/<name>`), `explain --unlabelled` (also `--unlabeled`: the annotated
+ * pods without the managed label), `nodes`, `pods` (the pods podlife manages), and
  * `completion bash|zsh`. The cluster flags are kubectl's (`--kubeconfig`, `--context`, `-n`, `-A`,
  * `-o json|yaml|wide`). A flag that means nothing for a command (-n on nodes, --watch on a list)
  * is refused rather than silently ignored.
@@ -37,6 +38,13 @@ export interface ExplainNodeArgs extends CommonArgs {
   node: string;
 }
 
+/** `explain --unlabelled`: every annotated pod without the managed label, in a namespace or all. */
+export interface ExplainUnlabelledArgs extends CommonArgs {
+  command: 'explain-unlabelled';
+  namespace?: string;
+  allNamespaces: boolean;
+}
+
 export interface NodesArgs extends CommonArgs {
   command: 'nodes';
 }
@@ -50,6 +58,7 @@ export interface PodsArgs extends CommonArgs {
 export type ParsedArgs =
   | ExplainArgs
   | ExplainNodeArgs
+  | ExplainUnlabelledArgs
   | NodesArgs
   | PodsArgs
   | { command: 'completion'; shell: Shell }
@@ -61,6 +70,7 @@ export function usageFor(prog: string): string {
   return `Usage:
   ${prog} explain <pod> [-n namespace] [-o FORMAT] [--watch]
   ${prog} explain node <name> [-o FORMAT]
+  ${prog} explain --unlabelled [-n namespace | -A] [-o FORMAT]
   ${prog} nodes [-o FORMAT]
   ${prog} pods [-n namespace | -A] [-o FORMAT]
   ${prog} completion bash|zsh
@@ -72,6 +82,10 @@ explain <pod>        where a pod is in its start (scheduled, sandbox and
 explain node <name>  which readiness gates (NodeReadinessRules and zero-config
                      readiness.k8s.io/ taints) hold a node, each condition's
                      state, and what the controller does next.
+explain --unlabelled the pods with podlife lifecycle annotations but not the
+                     label podlife.dev/managed=true (a controller run with
+                     --managed-pods-only does not see them), and kubectl
+                     commands that label them. Also --unlabeled.
 nodes                every node with the gates holding it and its readiness
                      taints.
 pods                 the pods podlife manages: roles of their containers and
@@ -80,7 +94,7 @@ completion <shell>   a completion script: source <(podlife completion bash)
 
 Options:
   -n, --namespace <ns>   namespace (default: the context's, else "default")
-  -A, --all-namespaces   pods: every namespace
+  -A, --all-namespaces   pods, explain --unlabelled: every namespace
       --context <name>   kubeconfig context
       --kubeconfig <f>   kubeconfig file (default: KUBECONFIG, ~/.kube/config)
   -o, --output FORMAT    text (default, fits the terminal), wide, json, yaml
@@ -126,6 +140,8 @@ export const FLAGS = {
   kubeconfig: { type: 'string' },
   output: { type: 'string', short: 'o' },
   watch: { type: 'boolean', short: 'w' },
+  unlabelled: { type: 'boolean' },
+  unlabeled: { type: 'boolean' },
   width: { type: 'string' },
   ascii: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -167,6 +183,12 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     const names = Object.entries(given).filter(([, g]) => g).map(([n]) => n);
     return names.length > 0 ? `${names.join(', ')}: ${what}` : undefined;
   };
+  const unlabelled = values.unlabelled !== undefined || values.unlabeled !== undefined;
+  const unlabelledFlag = values.unlabelled !== undefined ? '--unlabelled' : '--unlabeled';
+  const explainOnly = (): string | undefined =>
+    refuse({ [unlabelledFlag]: unlabelled }, `only for podlife explain: podlife explain ${unlabelledFlag} [-n namespace | -A] lists those pods`);
+  const scope = { allNamespaces: values['all-namespaces'] ?? false, ...(values.namespace !== undefined ? { namespace: values.namespace } : {}) };
+  const bothScopes = values.namespace !== undefined && values['all-namespaces'] ? '-n/--namespace and -A/--all-namespaces: choose one' : undefined;
   const podOnly = (): string | undefined =>
     refuse(
       {
@@ -175,23 +197,30 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
         '--watch': values.watch !== undefined,
         '--ascii': values.ascii !== undefined,
       },
-      'only for podlife explain <pod> (and -n, -A for podlife pods)',
+      'only for podlife explain <pod> (and -n, -A for podlife pods and explain --unlabelled)',
     );
 
   if (command === 'nodes') {
     if (rest.length > 0) return { command: 'error', message: `unexpected argument "${rest[0]}": podlife nodes lists every node and takes no name (use podlife explain node <name>)` };
-    const misplaced = podOnly();
+    const misplaced = podOnly() ?? explainOnly();
     if (misplaced) return { command: 'error', message: misplaced };
     return { command: 'nodes', ...common };
   }
   if (command === 'pods') {
     if (rest.length > 0) return { command: 'error', message: `unexpected argument "${rest[0]}": podlife pods lists pods and takes no name (use podlife explain <pod>)` };
-    const misplaced = refuse({ '--watch': values.watch !== undefined, '--ascii': values.ascii !== undefined }, 'only for podlife explain <pod>');
+    const misplaced = refuse({ '--watch': values.watch !== undefined, '--ascii': values.ascii !== undefined }, 'only for podlife explain <pod>') ?? explainOnly() ?? bothScopes;
     if (misplaced) return { command: 'error', message: misplaced };
-    if (values.namespace !== undefined && values['all-namespaces']) return { command: 'error', message: '-n/--namespace and -A/--all-namespaces: choose one' };
-    return { command: 'pods', ...common, allNamespaces: values['all-namespaces'] ?? false, ...(values.namespace !== undefined ? { namespace: values.namespace } : {}) };
+    return { command: 'pods', ...common, ...scope };
   }
   if (command !== 'explain') return { command: 'error', message: `unknown command "${command}": use explain, nodes, pods or completion` };
+
+  if (unlabelled) {
+    if (rest.length > 0) return { command: 'error', message: `unexpected argument "${rest[0]}": explain ${unlabelledFlag} lists every such pod and takes no name (podlife explain <pod> explains one)` };
+    const misplaced =
+      refuse({ '--watch': values.watch !== undefined, '--ascii': values.ascii !== undefined }, `not with ${unlabelledFlag}, which reports once (podlife explain <pod> --watch follows one pod)`) ?? bothScopes;
+    if (misplaced) return { command: 'error', message: misplaced };
+    return { command: 'explain-unlabelled', ...common, ...scope };
+  }
 
   const target = explainTarget(rest);
   if ('error' in target) return { command: 'error', message: target.error };

@@ -35,12 +35,12 @@ for (const [name, spec] of Object.entries(FLAGS) as [keyof typeof FLAGS, (typeof
   if ('short' in spec) valueFlags.set(`-${spec.short}`, name);
 }
 
-/** The flags worth offering after a command. */
-function flagsFor(command: string | undefined): string[] {
+/** The flags worth offering after a command (`explain --unlabelled` lists, so it takes -A and not --watch). */
+function flagsFor(command: string | undefined, unlabelled: boolean): string[] {
   const cluster = ['--context', '--kubeconfig', '--output', '--width'];
   switch (command) {
     case 'explain':
-      return ['--namespace', '--watch', '--ascii', ...cluster];
+      return unlabelled ? ['--namespace', '--all-namespaces', ...cluster] : ['--namespace', '--watch', '--ascii', '--unlabelled', ...cluster];
     case 'pods':
       return ['--namespace', '--all-namespaces', ...cluster];
     case 'nodes':
@@ -60,6 +60,7 @@ export async function complete(words: readonly string[], lookups: CompletionLook
   const flags: LookupFlags = {};
   const positionals: string[] = [];
   let pendingValue: keyof typeof FLAGS | undefined;
+  let unlabelled = false;
   for (const w of before) {
     if (w === '=') continue; // bash splits --flag=value at the '='
     if (pendingValue) {
@@ -69,7 +70,8 @@ export async function complete(words: readonly string[], lookups: CompletionLook
     else if (w.startsWith('--') && w.includes('=')) {
       const [name, value] = [w.slice(2, w.indexOf('=')), w.slice(w.indexOf('=') + 1)];
       if (name === 'namespace' || name === 'context' || name === 'kubeconfig') flags[name] = value;
-    } else if (!w.startsWith('-')) positionals.push(w);
+    } else if (w === '--unlabelled' || w === '--unlabeled') unlabelled = true;
+    else if (!w.startsWith('-')) positionals.push(w);
   }
   const matching = (xs: readonly string[]) => xs.filter((x) => x.startsWith(partial));
   if (pendingValue === 'output') return matching(OUTPUT_FORMATS);
@@ -77,10 +79,10 @@ export async function complete(words: readonly string[], lookups: CompletionLook
   if (pendingValue === 'context') return matching(lookups.contexts(flags));
   if (pendingValue !== undefined) return [];
   const [command, ...args] = positionals;
-  if (partial.startsWith('-')) return matching(flagsFor(command));
+  if (partial.startsWith('-')) return matching(flagsFor(command, unlabelled));
   if (command === undefined) return matching(COMMANDS);
   if (command === 'completion') return args.length === 0 ? matching(SHELLS) : [];
-  if (command === 'explain') {
+  if (command === 'explain' && !unlabelled) {
     if (args.length === 0) return matching(['node', ...(await lookups.pods(flags))]);
     if (args.length === 1 && (args[0] === 'node' || args[0] === 'nodes')) return matching(await lookups.nodes(flags));
   }

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /**
- * `podlife`: the command-line face of podlife — `explain <pod>`, `explain node <name>`, `nodes`,
- * `pods`, `completion bash|zsh`. Installed also as `kubectl-podlife`, so that `kubectl podlife …`
- * runs it as a kubectl plugin (and `kubectl_complete-podlife` completes it); the usage then names
- * it `kubectl podlife`.
+ * `podlife`: the command-line face of podlife — `explain <pod>`, `explain node <name>`,
+ * `explain --unlabelled`, `nodes`, `pods`, `completion bash|zsh`. Installed also as
+ * `kubectl-podlife`, so that `kubectl podlife …` runs it as a kubectl plugin (and
+ * `kubectl_complete-podlife` completes it); the usage then names it `kubectl podlife`.
  *
  * Exit codes: 0 done, 1 the thing asked about does not exist or the cluster could not be read,
  * 2 a bad command line (the usage follows the message), 130 interrupted.
@@ -15,6 +15,7 @@ import { complete, completionOutput, completionScript } from './completion.js';
 import { runExplain } from './explain.js';
 import { runExplainNode, runNodes } from './nodes.js';
 import { runPods } from './pods.js';
+import { runExplainUnlabelled } from './unlabelled.js';
 
 /** How the user called us: `kubectl podlife` when run as the plugin. */
 export function programName(argv1: string | undefined): string {
@@ -44,6 +45,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return 0;
     case 'explain-node':
       return runExplainNode(args, io);
+    case 'explain-unlabelled':
+      return runExplainUnlabelled(args, io);
     case 'nodes':
       return runNodes(args, io);
     case 'pods':

@@ -5,15 +5,18 @@
  *
  * Guarantees: read-only; pages through the list (never one unbounded response); the state shown is
  * the controller's own record (conditions), never re-decided here; text fits the terminal and
- * `-o wide` adds the stop specs, the node and the managed label.
+ * `-o wide` adds the stop specs, the node and the managed label. When some of the pods listed have
+ * lifecycle annotations but not the managed label, one line on stderr after the table says how many
+ * and points at `podlife explain --unlabelled`.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { resourcePath } from '@podlife/core';
-import { ConditionType, ManagedLabel, formatStopSpec, hasLifecycleAnnotations, hasManagedLabel, readLifecycle } from '@podlife/keystone';
+import { ConditionType, ManagedLabel, formatStopSpec, hasLifecycleAnnotations, hasManagedLabel, isUnlabelledAnnotated, readLifecycle } from '@podlife/keystone';
 import type { PodsArgs } from './args.js';
 import { connect, contextNamespace } from './kubeconfig.js';
 import type { Streams } from './nodes.js';
-import { isData, renderData, renderTable, textWidth } from './output.js';
+import { fitText, isData, renderData, renderTable, textWidth } from './output.js';
+import { unlabelledFooter } from './unlabelled.js';
 
 const pageSize = 500;
 
@@ -124,7 +127,13 @@ export async function runPods(args: PodsArgs, io: Streams): Promise<number> {
       return 0;
     }
     const wide = args.output === 'wide';
-    io.out(`${renderTable(podsTable(rows, { allNamespaces: args.allNamespaces, wide }), wide ? undefined : textWidth(args.width, io.columns))}\n`);
+    const width = wide ? undefined : textWidth(args.width, io.columns);
+    io.out(`${renderTable(podsTable(rows, { allNamespaces: args.allNamespaces, wide }), width)}\n`);
+    const unlabelled = pods.filter((p) => isUnlabelledAnnotated(p.metadata)).length;
+    if (unlabelled > 0) {
+      const footer = unlabelledFooter(unlabelled, args);
+      io.err(`${width === undefined ? footer : fitText(footer, width)}\n`);
+    }
     return 0;
   } finally {
     client.close();
