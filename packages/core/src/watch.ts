@@ -110,7 +110,12 @@ export function kubeListWatch<T extends KubeObject>(client: KubeClient, opts: Ku
       const body = await client.get<ListBody<T>>(opts.path, { ...selectors, limit, continue: token }, signal);
       // List items come without apiVersion/kind; watch events carry them. Make both look alike.
       const kind = body.kind?.replace(/List$/, '');
-      for (const item of body.items ?? []) {
+      // Each full object is let go once transformed: a scavenge during the page then copies only
+      // the ones still to come, and promotes less garbage (docs/adr/0252).
+      const page = body.items ?? [];
+      for (let i = 0; i < page.length; i++) {
+        const item = page[i] as T;
+        page[i] = undefined as unknown as T;
         item.apiVersion ??= body.apiVersion;
         item.kind ??= kind;
         items.push(each(item));
