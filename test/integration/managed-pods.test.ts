@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it, before, after } from 'mocha';
 import type { V1Pod } from '@kubernetes/client-node';
-import { ContentType, resourcePath, silentLogger, type KubeClient } from '@podlife/core';
+import { ContentType, createLogger, resourcePath, silentLogger, type KubeClient, type Logger } from '@podlife/core';
 import { ControllerApp, defaultConfig, parseFlags, type ControllerFlags } from '@podlife/controller';
 import { UNLABELLED_GAUGE, markContainerOps } from '@podlife/keystone';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
@@ -52,8 +52,8 @@ describe('opt-in selection by the podlife.dev/managed label, on a real API serve
     await cp?.stop();
   });
 
-  async function app(extra: string[], over: Partial<ControllerFlags> = {}): Promise<ControllerApp> {
-    const a = new ControllerApp({ flags: { ...flags(extra), ...over }, config: { ...defaultConfig, namespaces: [ns] }, client, logger: silentLogger(), bindAddress: '127.0.0.1' });
+  async function app(extra: string[], over: Partial<ControllerFlags> = {}, logger: Logger = silentLogger()): Promise<ControllerApp> {
+    const a = new ControllerApp({ flags: { ...flags(extra), ...over }, config: { ...defaultConfig, namespaces: [ns] }, client, logger, bindAddress: '127.0.0.1' });
     await a.start();
     return a;
   }
@@ -114,6 +114,27 @@ describe('opt-in selection by the podlife.dev/managed label, on a real API serve
       await a.stop();
       await webhook.remove();
     }
+  });
+
+  it('with network-conditions beside keystone, --managed-pods-only says that controller still caches every pod', async function () {
+    this.timeout(60_000);
+    const lines: string[] = [];
+    const logger = createLogger('test', { level: 'warn', destination: { write: (line: string) => void lines.push(line) } });
+    const a = await app(['--managed-pods-only'], { controllers: ['keystone', 'network-conditions'] }, logger);
+    try {
+      const warnings = lines.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.level === 40).map((l) => l.msg);
+      assert.ok(
+        warnings.some((m) => m.includes('network-conditions still lists and watches every pod')),
+        `a warning names network-conditions' cache (warnings: ${JSON.stringify(warnings)})`,
+      );
+      assert.equal(a.keystone!.podInformers[0]!.store.get(`${ns}/plain`), undefined, 'keystone\'s cache is still the labelled pods only');
+    } finally {
+      await a.stop();
+    }
+    const quiet: string[] = [];
+    const alone = await app(['--managed-pods-only'], {}, createLogger('test', { level: 'warn', destination: { write: (line: string) => void quiet.push(line) } }));
+    await alone.stop();
+    assert.ok(!quiet.some((l) => l.includes('network-conditions')), `keystone alone: no such warning (${quiet.join('')})`);
   });
 
   it('without the flag every pod is cached, and the gauge counts the unlabelled annotated ones from the cache', async function () {

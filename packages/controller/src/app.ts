@@ -95,6 +95,12 @@ export class ControllerApp {
     }
     if (flags.controllers.includes('network-conditions')) {
       if (flags.dryRun) this.log.warn('--dry-run does not apply to network-conditions, which only writes conditions of pods that ask for them');
+      if (flags.managedPodsOnly === true || config.managedPodsOnly === true) {
+        // Its pods are chosen by their readiness gates, which podlife's label knows nothing of.
+        this.log.warn(
+          'managed pods only narrows keystone\'s pod cache: network-conditions still lists and watches every pod; leave it out of --controllers to cache only labelled pods',
+        );
+      }
       for (const namespace of namespaces.length > 0 ? namespaces : [undefined]) {
         networkConditionsController(this.manager, namespace ? { namespace } : {});
       }
