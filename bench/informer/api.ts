@@ -1,12 +1,14 @@
 /**
- * A loopback stand-in for the API server's pod collection, so the informer under test runs its
- * production path end to end: `KubeClient` over HTTP, paged list, JSON parsing, watch stream.
+ * A loopback stand-in for the API server's pod and node collections, so the informer under test
+ * runs its production path end to end: `KubeClient` over HTTP, paged list, JSON parsing, watch stream.
  *
  * Guarantees:
  * - `GET /api/v1/pods?limit=L&continue=T` answers a PodList page exactly as the API server
  *   shapes it (items without apiVersion/kind, `metadata.continue` and `remainingItemCount`
  *   while more remain), generating each page on demand so the server holds no pods;
  * - `GET /api/v1/namespaces/empty/pods` answers an empty list (the baseline process);
+ * - `/api/v1/nodes` serves `nodes` generated Nodes (none by default) the same ways, list and
+ *   streaming list, without label selection;
  * - `?watch=true&sendInitialEvents=true` is a streaming list as the API server serves one: an
  *   ADDED event per pod, written as fast as the client reads (never ahead of the socket's
  *   backpressure, so the server holds at most one pod), then the BOOKMARK annotated
@@ -16,16 +18,20 @@
  *   `bookmarkMs`, until the client goes away;
  * - every `OPT_IN_EVERY`-th pod (5%) carries `podlife.dev/managed: "true"`, and a list or stream
  *   with `labelSelector=podlife.dev/managed=true` serves only those, as the API server filters;
- * - `rawBytes` is the total size of the pod items served in the first complete unfiltered list or stream.
+ * - `rawBytes` (`nodeRawBytes`) is the total size of the pod (node) items served in the first
+ *   complete unfiltered list or stream.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { node } from './nodes.js';
 import { pod } from './pods.js';
 
 export interface FakePodApi {
   readonly url: string;
   /** Bytes of the pod items of one full list (known after the first full list was served). */
   readonly rawBytes: number | undefined;
+  /** The same for the nodes. */
+  readonly nodeRawBytes: number | undefined;
   close(): Promise<void>;
 }
 
@@ -36,17 +42,52 @@ export const OPT_IN_EVERY = 20;
 const MANAGED_SELECTOR = 'podlife.dev/managed=true';
 
 /** The pod at index `i`, labelled when it opted in. */
-function served(i: number): string {
+function servedPod(i: number): string {
   const p = pod(i);
   if (i % OPT_IN_EVERY === 0) p.metadata = { ...p.metadata, labels: { ...p.metadata?.labels, 'podlife.dev/managed': 'true' } };
   return JSON.stringify(p);
 }
 
 /** How many pods a list selects, and the index of the n-th of them. */
-function selection(total: number, selector: string | null): { count: number; index: (n: number) => number } {
+function podSelection(total: number, selector: string | null): { count: number; index: (n: number) => number } {
   if (selector === MANAGED_SELECTOR) return { count: Math.ceil(total / OPT_IN_EVERY), index: (n) => n * OPT_IN_EVERY };
   if (selector) throw new Error(`the fake API filters only by ${MANAGED_SELECTOR}, not ${selector}`);
   return { count: total, index: (n) => n };
+}
+
+function nodeSelection(total: number, selector: string | null): { count: number; index: (n: number) => number } {
+  if (selector) throw new Error(`the fake API does not filter nodes, asked for ${selector}`);
+  return { count: total, index: (n) => n };
+}
+
+/** One collection the fake API serves: its kind, its items by index, and how a selector picks them. */
+interface Collection {
+  kind: 'Pod' | 'Node';
+  total: number;
+  item: (i: number) => string;
+  selection: typeof podSelection;
+  /** Counts each index once, in order, so a repeated list does not count twice. */
+  count: (i: number, item: string) => void;
+  rawBytes: () => number | undefined;
+}
+
+function collection(kind: Collection['kind'], total: number, item: Collection['item'], selection: Collection['selection']): Collection {
+  let counted = 0;
+  let countedUpTo = 0;
+  let rawBytes: number | undefined;
+  return {
+    kind,
+    total,
+    item,
+    selection,
+    count(i, served) {
+      if (rawBytes !== undefined || i !== countedUpTo) return;
+      counted += Buffer.byteLength(served);
+      countedUpTo++;
+      if (countedUpTo === total) rawBytes = counted;
+    },
+    rawBytes: () => rawBytes,
+  };
 }
 
 function continueToken(start: number): string {
@@ -72,55 +113,52 @@ function drained(res: http.ServerResponse): Promise<void> {
   });
 }
 
-export function startFakePodApi(opts: { pods: number; bookmarkMs?: number; streaming?: boolean }): Promise<FakePodApi> {
+export function startFakePodApi(opts: { pods: number; nodes?: number; bookmarkMs?: number; streaming?: boolean }): Promise<FakePodApi> {
   const bookmarkMs = opts.bookmarkMs ?? 30_000;
-  let counted = 0;
-  let rawBytes: number | undefined;
-  let countedUpTo = 0;
+  const pods = collection('Pod', opts.pods, servedPod, podSelection);
+  const nodes = collection('Node', opts.nodes ?? 0, (i) => JSON.stringify(node(i)), nodeSelection);
+  const collections = new Map<string, { served: Collection; empty: boolean }>([
+    ['/api/v1/pods', { served: pods, empty: false }],
+    ['/api/v1/namespaces/empty/pods', { served: pods, empty: true }],
+    ['/api/v1/nodes', { served: nodes, empty: false }],
+  ]);
 
-  /** Counts each index once, in order, so a repeated list does not count twice. */
-  function count(i: number, item: string, total: number): void {
-    if (rawBytes !== undefined || i !== countedUpTo) return;
-    counted += Buffer.byteLength(item);
-    countedUpTo++;
-    if (countedUpTo === total) rawBytes = counted;
-  }
+  const bookmark = (kind: Collection['kind'], annotations?: Record<string, string>): string =>
+    `${JSON.stringify({ type: 'BOOKMARK', object: { kind, apiVersion: 'v1', metadata: { resourceVersion: RESOURCE_VERSION, ...(annotations ? { annotations } : {}) } } })}\n`;
 
-  const bookmark = (annotations?: Record<string, string>): string =>
-    `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: RESOURCE_VERSION, ...(annotations ? { annotations } : {}) } } })}\n`;
-
-  function idle(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const timer = setInterval(() => res.write(bookmark()), bookmarkMs);
+  function idle(req: http.IncomingMessage, res: http.ServerResponse, kind: Collection['kind']): void {
+    const timer = setInterval(() => res.write(bookmark(kind)), bookmarkMs);
     const end = (): void => clearInterval(timer);
     req.on('close', end);
     res.on('close', end);
   }
 
-  async function streamList(req: http.IncomingMessage, res: http.ServerResponse, total: number, selector: string | null): Promise<void> {
+  async function streamList(req: http.IncomingMessage, res: http.ServerResponse, c: Collection, total: number, selector: string | null): Promise<void> {
     let gone = false;
     req.on('close', () => (gone = true));
-    const { count: selected, index } = selection(total, selector);
+    const { count: selected, index } = c.selection(total, selector);
     for (let n = 0; n < selected && !gone; n++) {
       const i = index(n);
-      const item = served(i);
-      if (!selector) count(i, item, total);
-      const line = `{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1",${item.slice(1)}}\n`;
+      const item = c.item(i);
+      if (!selector) c.count(i, item);
+      const line = `{"type":"ADDED","object":{"kind":"${c.kind}","apiVersion":"v1",${item.slice(1)}}\n`;
       if (!res.write(line)) await drained(res);
     }
     if (gone) return;
-    res.write(bookmark({ 'k8s.io/initial-events-end': 'true' }));
-    idle(req, res);
+    res.write(bookmark(c.kind, { 'k8s.io/initial-events-end': 'true' }));
+    idle(req, res, c.kind);
   }
 
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const empty = url.pathname === '/api/v1/namespaces/empty/pods';
-    if (url.pathname !== '/api/v1/pods' && !empty) {
+    const found = collections.get(url.pathname);
+    if (!found) {
       res.writeHead(404, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: `${url.pathname} not found` }));
       return;
     }
-    const total = empty ? 0 : opts.pods;
+    const { served: c, empty } = found;
+    const total = empty ? 0 : c.total;
     const streamingList = url.searchParams.get('sendInitialEvents') === 'true';
     if (url.searchParams.get('watch') === 'true' && streamingList && opts.streaming === false) {
       res.writeHead(422, { 'Content-Type': 'application/json' });
@@ -130,28 +168,28 @@ export function startFakePodApi(opts: { pods: number; bookmarkMs?: number; strea
     if (url.searchParams.get('watch') === 'true') {
       res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
       res.flushHeaders();
-      if (streamingList) void streamList(req, res, total, url.searchParams.get('labelSelector'));
-      else idle(req, res);
+      if (streamingList) void streamList(req, res, c, total, url.searchParams.get('labelSelector'));
+      else idle(req, res, c.kind);
       return;
     }
     const selector = url.searchParams.get('labelSelector');
-    const { count: selected, index } = selection(total, selector);
+    const { count: selected, index } = c.selection(total, selector);
     const limit = Number(url.searchParams.get('limit') ?? 0) || selected;
     const start = startOf(url.searchParams.get('continue'));
     const end = Math.min(selected, start + limit);
     const items: string[] = [];
     for (let n = start; n < end; n++) {
       const i = index(n);
-      const item = served(i);
+      const item = c.item(i);
       items.push(item);
-      if (!empty && !selector) count(i, item, total);
+      if (!empty && !selector) c.count(i, item);
     }
     const metadata: Record<string, unknown> = { resourceVersion: RESOURCE_VERSION };
     if (end < selected) {
       metadata.continue = continueToken(end);
       metadata.remainingItemCount = selected - end;
     }
-    const body = `{"kind":"PodList","apiVersion":"v1","metadata":${JSON.stringify(metadata)},"items":[${items.join(',')}]}`;
+    const body = `{"kind":"${c.kind}List","apiVersion":"v1","metadata":${JSON.stringify(metadata)},"items":[${items.join(',')}]}`;
     res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
     res.end(body);
   });
@@ -163,7 +201,10 @@ export function startFakePodApi(opts: { pods: number; bookmarkMs?: number; strea
       resolve({
         url: `http://127.0.0.1:${port}`,
         get rawBytes() {
-          return rawBytes;
+          return pods.rawBytes();
+        },
+        get nodeRawBytes() {
+          return nodes.rawBytes();
         },
         close: () =>
           new Promise<void>((done) => {

@@ -1,66 +1,107 @@
 /**
- * One measurement, in a process of its own so its RSS holds nothing but what it measures: an
- * `Informer` over a real `KubeClient` reads the fake API's pods (a streaming list, or paged
- * where the API refuses streaming; parsed from bytes as in production), keeps watching, and
- * once synced the process reports its memory.
+ * One measurement, in a process of its own so its RSS holds nothing but what it measures:
+ * `Informer`s over a real `KubeClient` read the fake API's pods (and, for the controller's
+ * variants, its nodes) — a streaming list, or paged where the API refuses streaming; parsed from
+ * bytes as in production — keep watching, and once synced the process reports its memory.
  *
- * The informer transforms each pod as its event arrives (streaming) or each page as it arrives
+ * The informer transforms each object as its event arrives (streaming) or each page as it arrives
  * (paged), so the peak during the initial sync is the slimmed cache plus what the garbage
  * collector has not yet reclaimed.
  *
  * Run by run.ts with `--expose-gc` and an IPC channel, over which it sends one `Measurement`.
  */
 import { readFileSync } from 'node:fs';
-import type { V1Pod } from '@kubernetes/client-node';
-import { Informer, KubeClient, stripManagedFields } from '@podlife/core';
+import { Informer, KubeClient, Manager, silentLogger, type InformerOptions, type KubeObject } from '@podlife/core';
 import { OPT_IN_EVERY } from './api.js';
 import { TRANSFORMS, type TransformName } from './transforms.js';
 
 /**
  * `optIn`: the lifecycle view of only the pods labelled podlife.dev/managed=true (DESIGN 3.7).
- * The controller's own pod caches, for sizing it (deploy/README.md): `keystone`, the keystone
- * controller's transform (`keepLifecycleFields`); `keystoneManaged`, the same with
- * `--managed-pods-only`; `keystoneAndNetwork`, what the default controllers cache: that and the
- * network-conditions controller's cache of every pod (`stripManagedFields`), in one process.
+ * The controller's own caches, for sizing it (deploy/README.md): `keystone`, what it holds with
+ * keystone and node-readiness (keystone's pod cache, `keepLifecycleFields`); `keystoneManaged`,
+ * the same with `--managed-pods-only`; `keystoneAndNetwork`, the default controllers plus
+ * node-readiness: that and the network-conditions controller's cache of every pod
+ * (`stripManagedFields`). With nodes in the cluster, each of them also holds the controller's two
+ * node caches (node-readiness's and the webhook's).
  */
 /** Empty-list processes: `baseline` loads core, `baselineController` the controller package too (the floor of the controller's variants). */
 export type Variant = 'baseline' | 'baselineController' | TransformName | 'optIn' | 'keystone' | 'keystoneManaged' | 'keystoneAndNetwork';
 
-const MANAGED = 'podlife.dev/managed=true';
+type ControllerVariant = 'keystone' | 'keystoneManaged' | 'keystoneAndNetwork';
 
-type Cache = { transform?: (pod: V1Pod) => V1Pod; labelSelector?: string };
+const MANAGED = 'podlife.dev/managed=true';
+const PODS = '/api/v1/pods';
+const NODES = '/api/v1/nodes';
+
+type Cache = Omit<InformerOptions<KubeObject>, 'client'>;
+
+/** The Deployment's flags for the controllers each sizing variant stands for (deploy/README.md's sizes). */
+const CONTROLLER_FLAGS: Record<ControllerVariant, string[]> = {
+  keystone: ['--controllers=keystone,node-readiness'],
+  keystoneManaged: ['--controllers=keystone,node-readiness', '--managed-pods-only'],
+  keystoneAndNetwork: ['--controllers=keystone,network-conditions,node-readiness'],
+};
+/** As the Deployment runs it: with the webhook, which keeps its own node cache. */
+const WEBHOOK_FLAGS = ['--webhook-port=9443', '--tls-cert-file=tls.crt', '--tls-key-file=tls.key'];
+
+/**
+ * The informers a podlife-controller process with these flags holds: what `ControllerApp` asks
+ * its Manager for while it is built (it is never started; `Manager.prototype.informer` is wrapped
+ * for that long only). So the bench syncs the controller's own caches with its own transforms,
+ * including those no package exports (the webhook's node transform, `keepKubeletVersion`), and a
+ * cache app.ts adds shows in the next sizing run.
+ */
+async function controllerCaches(client: KubeClient, variant: ControllerVariant): Promise<Cache[]> {
+  const { ControllerApp, defaultConfig, parseFlags } = await import('@podlife/controller');
+  const parsed = parseFlags([...CONTROLLER_FLAGS[variant], ...WEBHOOK_FLAGS]);
+  if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+  const asked: Cache[] = [];
+  const informer = Manager.prototype.informer;
+  Manager.prototype.informer = function <T extends KubeObject>(this: Manager, opts: Omit<InformerOptions<T>, 'client'>) {
+    asked.push(opts as Cache);
+    return Reflect.apply(informer, this, [opts]) as Informer<T>;
+  };
+  try {
+    new ControllerApp({ flags: parsed.flags, config: defaultConfig, client, logger: silentLogger() });
+  } finally {
+    Manager.prototype.informer = informer;
+  }
+  // Nothing recorded means the app was built on another copy of core's Manager than this one.
+  if (!asked.some((c) => c.path === PODS)) throw new Error(`ControllerApp (${variant}) asked this Manager for no pod cache`);
+  return asked;
+}
 
 /**
  * The informers a variant runs in one process. The controller's variants load the controller
  * package, as the controller does; the others load only what an informer needs (core).
  */
-async function caches(variant: Exclude<Variant, 'baseline'>): Promise<Cache[]> {
-  if (variant === 'baselineController') {
-    await import('@podlife/controller');
-    return [{}];
-  }
+async function caches(client: KubeClient, variant: Exclude<Variant, 'baseline'>): Promise<Cache[]> {
   switch (variant) {
-    case 'none':
-      return [{}];
-    case 'stripManagedFields':
-      return [{ transform: TRANSFORMS.stripManagedFields }];
-    case 'lifecycleView':
-      return [{ transform: TRANSFORMS.lifecycleView }];
-    case 'optIn':
-      return [{ transform: TRANSFORMS.lifecycleView, labelSelector: MANAGED }];
-    default: {
+    case 'baselineController':
       await import('@podlife/controller');
-      const { keepLifecycleFields } = await import('@podlife/keystone');
-      if (variant === 'keystone') return [{ transform: keepLifecycleFields }];
-      if (variant === 'keystoneManaged') return [{ transform: keepLifecycleFields, labelSelector: MANAGED }];
-      return [{ transform: keepLifecycleFields }, { transform: stripManagedFields }];
-    }
+      return [{ path: PODS }];
+    case 'none':
+      return [{ path: PODS }];
+    case 'stripManagedFields':
+    case 'lifecycleView':
+      return [{ path: PODS, transform: TRANSFORMS[variant] as Cache['transform'] }];
+    case 'optIn':
+      return [{ path: PODS, transform: TRANSFORMS.lifecycleView as Cache['transform'], labelSelector: MANAGED }];
+    default:
+      return controllerCaches(client, variant);
   }
 }
 
 export interface Measurement {
   transform: Variant;
+  /** Pods held, over all pod caches. */
   pods: number;
+  /** Nodes held, over all node caches. */
+  nodes: number;
+  /** The caches held: what each lists and its transform. */
+  caches: string[];
+  /** Caches the controller holds that the fake API does not serve (so not in the figures). */
+  notHeld: string[];
   syncMs: number;
   /** RSS right after sync and a full collection. */
   rssAtSync: number;
@@ -118,19 +159,28 @@ function rssSplit(): { anon: number; file: number } | undefined {
   return anon === undefined || file === undefined ? undefined : { anon, file };
 }
 
-async function measure(server: string, variant: Variant, clusterPods: number, idleMs: number): Promise<Measurement> {
+/** What a cache lists and how it slims it, e.g. `nodes slimNode`. */
+function describe(c: Cache): string {
+  const what = c.path === PODS ? 'pods' : c.path === NODES ? 'nodes' : (c.name ?? c.path);
+  return `${what} ${c.transform?.name || 'untransformed'}${c.labelSelector ? ` (${c.labelSelector})` : ''}`;
+}
+
+async function measure(server: string, variant: Variant, clusterPods: number, clusterNodes: number, idleMs: number): Promise<Measurement> {
   const { getHeapStatistics } = await import('node:v8');
   // An address and no credentials, as an in-cluster process is handed them: no kubeconfig, so
   // the client library's generated API is not loaded (core imports only its types).
   const client = KubeClient.fromConnection({ server });
   const empty = variant === 'baseline' || variant === 'baselineController';
-  const path = empty ? '/api/v1/namespaces/empty/pods' : '/api/v1/pods';
-  const wanted = variant === 'baseline' ? [{}] : await caches(variant);
-  const expected = (labelSelector: string | undefined): number => (empty ? 0 : labelSelector ? Math.ceil(clusterPods / OPT_IN_EVERY) : clusterPods);
+  const asked = variant === 'baseline' ? [{ path: PODS }] : await caches(client, variant);
+  // Node caches only where the cluster has nodes, so runs without them hold what they always held.
+  const wanted = asked.filter((c) => c.path === PODS || (c.path === NODES && clusterNodes > 0));
+  const notHeld = asked.filter((c) => !wanted.includes(c) && !(c.path === NODES && clusterNodes === 0)).map(describe);
+  const expected = (c: Cache): number => (c.path === NODES ? clusterNodes : empty ? 0 : c.labelSelector ? Math.ceil(clusterPods / OPT_IN_EVERY) : clusterPods);
   const errors: string[] = [];
   let events = 0;
-  const informers = wanted.map(({ transform, labelSelector }, i) => {
-    const informer = new Informer<V1Pod>({ client, path, transform, labelSelector, name: `bench ${variant} ${i}` });
+  const informers = wanted.map((c, i) => {
+    const path = empty ? '/api/v1/namespaces/empty/pods' : c.path;
+    const informer = new Informer<KubeObject>({ ...c, client, path, name: `bench ${variant} ${i}` });
     informer.on('error', (err) => errors.push(err.message));
     informer.on('add', () => events++);
     return informer;
@@ -141,12 +191,15 @@ async function measure(server: string, variant: Variant, clusterPods: number, id
   await Promise.all(informers.map((informer) => informer.waitForSync()));
   const syncMs = performance.now() - started;
   let pods = 0;
+  let nodes = 0;
   for (const [i, informer] of informers.entries()) {
-    const want = expected(wanted[i]?.labelSelector);
-    if (informer.store.size !== want) throw new Error(`store ${i} holds ${informer.store.size} pods after sync, expected ${want}`);
-    pods += want;
+    const cache = wanted[i] as Cache;
+    const want = expected(cache);
+    if (informer.store.size !== want) throw new Error(`store ${i} (${describe(cache)}) holds ${informer.store.size} objects after sync, expected ${want}`);
+    if (cache.path === NODES) nodes += want;
+    else pods += want;
   }
-  if (events !== pods) throw new Error(`informers emitted ${events} add events, expected ${pods}`);
+  if (events !== pods + nodes) throw new Error(`informers emitted ${events} add events, expected ${pods + nodes}`);
 
   await settle();
   const rssAtSync = process.memoryUsage().rss;
@@ -159,6 +212,9 @@ async function measure(server: string, variant: Variant, clusterPods: number, id
   const result: Measurement = {
     transform: variant,
     pods,
+    nodes,
+    caches: wanted.map(describe),
+    notHeld,
     syncMs,
     rssAtSync,
     rss: mem.rss,
@@ -178,13 +234,13 @@ async function measure(server: string, variant: Variant, clusterPods: number, id
   return result;
 }
 
-const [server, transform, expected, idleMs] = process.argv.slice(2);
-if (!server || !transform || expected === undefined || idleMs === undefined) {
-  console.error('usage: measure.ts <server-url> <variant> <pods-in-the-cluster> <idle-ms>');
+const [server, transform, expected, nodes, idleMs] = process.argv.slice(2);
+if (!server || !transform || expected === undefined || nodes === undefined || idleMs === undefined) {
+  console.error('usage: measure.ts <server-url> <variant> <pods-in-the-cluster> <nodes-in-the-cluster> <idle-ms>');
   process.exit(2);
 }
 try {
-  const result = await measure(server, transform as Variant, Number(expected), Number(idleMs));
+  const result = await measure(server, transform as Variant, Number(expected), Number(nodes), Number(idleMs));
   if (!process.send) throw new Error('measure.ts reports over IPC: start it from run.ts');
   process.send(result, () => process.exit(0));
 } catch (err) {

@@ -28,9 +28,10 @@ import type {
 } from '@kubernetes/client-node';
 
 
-type Rand = () => number;
-const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
-const int = (r: Rand, lo: number, hi: number): number => lo + Math.floor(r() * (hi - lo + 1));
+/** A seeded generator's next number in [0, 1). */
+export type Rand = () => number;
+export const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
+export const int = (r: Rand, lo: number, hi: number): number => lo + Math.floor(r() * (hi - lo + 1));
 const HEX = '0123456789abcdef';
 const ALNUM = 'bcdfghjklmnpqrstvwxz2456789';
 function chars(r: Rand, alphabet: string, n: number): string {
@@ -38,28 +39,28 @@ function chars(r: Rand, alphabet: string, n: number): string {
   for (let k = 0; k < n; k++) s += alphabet[Math.floor(r() * alphabet.length)];
   return s;
 }
-const hex = (r: Rand, n: number): string => chars(r, HEX, n);
+export const hex = (r: Rand, n: number): string => chars(r, HEX, n);
 /** Five characters of a pod-name suffix for n < 27^5. */
 function base27(n: number): string {
   let s = '';
   for (let k = 0; k < 5; k++, n = Math.floor(n / 27)) s += ALNUM[n % 27];
   return s;
 }
-function uuid(r: Rand): string {
+export function uuid(r: Rand): string {
   const h = hex(r, 32);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20)}`;
 }
 /** The same digest for the same image everywhere, as in a real cluster. */
-function digest(image: string): string {
+export function digest(image: string): string {
   const r = seededRandom([...image].reduce((h, c) => Math.imul(h ^ c.charCodeAt(0), 16777619), 2166136261));
   return hex(r, 64);
 }
 
-const BASE_MS = Date.UTC(2025, 4, 1, 8, 0, 0);
+export const BASE_MS = Date.UTC(2025, 4, 1, 8, 0, 0);
 /** RFC 3339 at second precision, as metav1.Time marshals it. */
 const stamp = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 /** The same where client-node's types say Date: on the wire it is this string. */
-const wire = (ms: number): Date => stamp(ms) as unknown as Date;
+export const wire = (ms: number): Date => stamp(ms) as unknown as Date;
 /** An unset lastProbeTime, which the API writes as null. */
 const NEVER = null as unknown as Date;
 
@@ -182,6 +183,8 @@ const WORKLOADS: readonly Workload[] = [
   },
 ];
 const SLOTS = WORKLOADS.flatMap((w) => Array.from({ length: w.weight }, () => w));
+/** Every image the workloads run, once. */
+export const WORKLOAD_IMAGES: readonly string[] = [...new Set(WORKLOADS.flatMap((w) => [...w.containers, ...(w.init ?? []), ...(w.sidecars ?? [])].map((c) => c.image)))];
 
 const ENV_NAMES = [
   'LOG_LEVEL', 'LOG_FORMAT', 'HTTP_ADDR', 'METRICS_ADDR', 'DATABASE_HOST', 'DATABASE_PORT', 'DATABASE_NAME', 'DATABASE_USER',
@@ -332,7 +335,7 @@ function conditions(phase: Phase, startMs: number, gates: string[]): V1PodCondit
 }
 
 /** Server-side apply's field set of a JSON value: object keys as `f:`, keyed list items as `k:`. */
-function fieldSet(value: unknown, listKey?: (item: Record<string, unknown>) => string | undefined): Record<string, unknown> {
+export function fieldSet(value: unknown, listKey?: (item: Record<string, unknown>) => string | undefined): Record<string, unknown> {
   if (Array.isArray(value)) {
     const out: Record<string, unknown> = {};
     for (const item of value) {
@@ -365,10 +368,14 @@ const KEYED_LISTS: Record<string, (item: Record<string, unknown>) => string | un
   podIPs: (i) => JSON.stringify({ ip: i.ip }),
   hostIPs: (i) => JSON.stringify({ ip: i.ip }),
   ownerReferences: (i) => JSON.stringify({ uid: i.uid }),
+  addresses: (i) => JSON.stringify({ type: i.type }),
 };
 
 export const NAMESPACES = 300;
 export const NODES = 5_000;
+/** The name and InternalIP of node number `n` (nodes.ts), where the pods that run there point. */
+export const nodeName = (n: number): string => `node-${String(n).padStart(4, '0')}`;
+export const nodeIP = (n: number): string => `10.0.${n >> 8}.${n & 255}`;
 
 /** Pod number `i` of the simulated cluster. */
 export function pod(i: number): V1Pod {
@@ -416,9 +423,9 @@ export function pod(i: number): V1Pod {
   ];
   const gates = i % 10 === 3 ? ['example.com/load-balancer-attached'] : [];
   const deleting = r() < 0.01;
-  const node = `node-${String(i % NODES).padStart(4, '0')}`;
+  const node = nodeName(i % NODES);
   const podIP = `10.${64 + ((i >> 16) & 63)}.${(i >> 8) & 255}.${i & 255}`;
-  const hostIP = `10.0.${(i % NODES) >> 8}.${(i % NODES) & 255}`;
+  const hostIP = nodeIP(i % NODES);
 
   const labels: Record<string, string> = {
     'app.kubernetes.io/name': w.name,

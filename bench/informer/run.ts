@@ -17,13 +17,18 @@
  * Each child runs with the young generation cap the shipped Deployment sets (`--max-semi-space-size`,
  * ADR 0248), as the controller does; `--semi-space-mib 0` leaves V8's default instead.
  *
- *   tsx bench/informer/run.ts [--pods N] [--quick] [--variants none,stripManagedFields,lifecycleView,optIn] [--heap-mib M] [--limit-mib L] [--sync stream|list] [--semi-space-mib S]
+ * `--nodes N` has the API also serve N generated Nodes (nodes.ts), and the controller's variants
+ * (keystone, keystoneManaged, keystoneAndNetwork) then also hold the controller's node caches
+ * (ADR 0254); the other variants and the baselines never list nodes.
+ *
+ *   tsx bench/informer/run.ts [--pods N] [--nodes N] [--quick] [--variants none,stripManagedFields,lifecycleView,optIn] [--heap-mib M] [--limit-mib L] [--sync stream|list] [--semi-space-mib S]
  */
 import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OPT_IN_EVERY, startFakePodApi } from './api.js';
+import { node } from './nodes.js';
 import { pod } from './pods.js';
 import type { Measurement, Variant } from './measure.js';
 import { SEMI_SPACE_MIB } from '@podlife/controller';
@@ -32,6 +37,8 @@ import { judge } from '../verdict.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..');
 const FULL_PODS = 150_000;
+/** As many as nodes.ts has addresses for (Kubernetes documents 5,000 nodes per cluster). */
+const MAX_NODES = 30_000;
 const QUICK_PODS = 10_000;
 const TARGET_RSS = 1024 ** 3;
 const TARGET_PEAK_OVER_STEADY = 1.25;
@@ -46,7 +53,7 @@ type Sync = 'stream' | 'list';
 
 const isBaseline = (v: Variant): boolean => v === 'baseline' || v === 'baselineController';
 
-function parseArgs(argv: string[]): { pods: number; variants: Variant[]; heapMiB: number | undefined; limitMiB: number | undefined; sync: Sync; semiSpaceMiB: number } {
+function parseArgs(argv: string[]): { pods: number; nodes: number; variants: Variant[]; heapMiB: number | undefined; limitMiB: number | undefined; sync: Sync; semiSpaceMiB: number } {
   let pods = argv.includes('--quick') ? QUICK_PODS : FULL_PODS;
   const i = argv.indexOf('--pods');
   if (i >= 0) {
@@ -54,6 +61,9 @@ function parseArgs(argv: string[]): { pods: number; variants: Variant[]; heapMiB
     if (!Number.isInteger(n) || n < 1 || n > 14_000_000) throw new Error(`--pods wants a whole number from 1 to 14,000,000, got "${argv[i + 1] ?? ''}"`);
     pods = n;
   }
+  const k = argv.indexOf('--nodes');
+  const nodes = k >= 0 ? Number(argv[k + 1]) : 0;
+  if (!(Number.isInteger(nodes) && nodes >= 0 && nodes <= MAX_NODES)) throw new Error(`--nodes wants a whole number from 0 to ${fmt(MAX_NODES)}, got "${argv[k + 1] ?? ''}"`);
   let variants = VARIANTS;
   const v = argv.indexOf('--variants');
   if (v >= 0) {
@@ -80,19 +90,19 @@ function parseArgs(argv: string[]): { pods: number; variants: Variant[]; heapMiB
   const y = argv.indexOf('--semi-space-mib');
   const semiSpaceMiB = y >= 0 ? Number(argv[y + 1]) : SEMI_SPACE_MIB;
   if (!(Number.isInteger(semiSpaceMiB) && semiSpaceMiB >= 0 && semiSpaceMiB <= 1024)) throw new Error(`--semi-space-mib wants a whole number of MiB from 0 to 1024, got "${argv[y + 1] ?? ''}"`);
-  return { pods, variants, heapMiB, limitMiB, sync, semiSpaceMiB };
+  return { pods, nodes, variants, heapMiB, limitMiB, sync, semiSpaceMiB };
 }
 
 // --dist: the children load the built packages (run `tsc -b` first) rather than the sources
 // through the source condition, closer to the shipped process.
 const DIST = process.argv.includes('--dist');
 
-function runChild(server: string, variant: Variant, pods: number, heapMiB: number | undefined, semiSpaceMiB: number): Promise<Measurement> {
+function runChild(server: string, variant: Variant, pods: number, nodes: number, heapMiB: number | undefined, semiSpaceMiB: number): Promise<Measurement> {
   const expected = isBaseline(variant) ? 0 : pods;
   return new Promise((resolvePromise, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', ...(DIST ? [] : ['--conditions=@podlife/source']), '--expose-gc', ...(heapMiB ? [`--max-old-space-size=${heapMiB}`] : []), ...(semiSpaceMiB > 0 ? [`--max-semi-space-size=${semiSpaceMiB}`] : []), resolve(here, 'measure.ts'), server, variant, String(expected), String(IDLE_MS)],
+      ['--import', 'tsx', ...(DIST ? [] : ['--conditions=@podlife/source']), '--expose-gc', ...(heapMiB ? [`--max-old-space-size=${heapMiB}`] : []), ...(semiSpaceMiB > 0 ? [`--max-semi-space-size=${semiSpaceMiB}`] : []), resolve(here, 'measure.ts'), server, variant, String(expected), String(nodes), String(IDLE_MS)],
       { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
     );
     let result: Measurement | undefined;
@@ -118,17 +128,18 @@ function table(rows: string[][]): string {
 }
 
 async function main(): Promise<void> {
-  const { pods, variants, heapMiB, limitMiB, sync, semiSpaceMiB } = parseArgs(process.argv.slice(2));
+  const { pods, nodes, variants, heapMiB, limitMiB, sync, semiSpaceMiB } = parseArgs(process.argv.slice(2));
   // `list`: the API refuses the streaming list as a server with WatchList off does, so the
   // informer takes its production fallback rather than being told to page.
-  const api = await startFakePodApi({ pods, streaming: sync === 'stream' });
+  const api = await startFakePodApi({ pods, nodes, streaming: sync === 'stream' });
   const results: Measurement[] = [];
   const failures = new Map<Variant, string>();
   try {
     for (const variant of variants) {
-      process.stdout.write(`measuring ${variant}${isBaseline(variant) ? ' (empty list)' : ` (${fmt(pods)} pods)`} ...\n`);
+      const cluster = SIZING.includes(variant) && nodes > 0 ? `${fmt(pods)} pods, ${fmt(nodes)} nodes` : `${fmt(pods)} pods`;
+      process.stdout.write(`measuring ${variant}${isBaseline(variant) ? ' (empty list)' : ` (${cluster})`} ...\n`);
       try {
-        results.push(await runChild(api.url, variant, pods, heapMiB, semiSpaceMiB));
+        results.push(await runChild(api.url, variant, pods, nodes, heapMiB, semiSpaceMiB));
       } catch (err) {
         // A variant that runs out of memory is a result too; without a baseline nothing is.
         if (variant === 'baseline') throw err;
@@ -145,6 +156,8 @@ async function main(): Promise<void> {
     for (let i = 0; i < pods; i++) raw += Buffer.byteLength(JSON.stringify(pod(i)));
   }
   const rawPerPod = raw / pods;
+  let nodeRaw = api.nodeRawBytes ?? 0;
+  if (nodes > 0 && api.nodeRawBytes === undefined) for (let i = 0; i < nodes; i++) nodeRaw += Buffer.byteLength(JSON.stringify(node(i)));
   const base = results[0]!;
 
   const rows = [['transform', 'read by', 'sync s', 'peak RSS', 'RSS at sync', 'RSS idle', 'anon', 'file', 'peak/idle', 'idle/raw', 'heap', 'RSS B/pod', 'heap B/pod', 'heap/raw', 'RSS < 1 GiB']];
@@ -179,6 +192,7 @@ async function main(): Promise<void> {
     `\ninformer cache benchmark (Node ${process.version}, heap limit ${mib(base.heapLimit)} MiB, ` +
       `${semiSpaceMiB > 0 ? `young generation capped at ${semiSpaceMiB} MiB per semi-space as the Deployment runs the controller` : "V8's default young generation"}): ${fmt(pods)} pods, ` +
       `raw JSON ${fmt(rawPerPod)} B/pod (${mib(raw)} MiB in all), ` +
+      (nodes > 0 ? `${fmt(nodes)} nodes of ${fmt(nodeRaw / nodes)} B of JSON each (${mib(nodeRaw)} MiB in all, listed by the controller's variants only), ` : '') +
       (sync === 'stream' ? 'read by a streaming list' : 'streaming refused (422), read by a paged list') +
       ` over loopback HTTP, then an idle watch; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} CPUs`,
   );
@@ -197,7 +211,9 @@ async function main(): Promise<void> {
       'anon / file: RSS idle as Linux splits it, anonymous memory and file-backed pages (the node binary\'s mapped code).',
       'B/pod (per cached pod) excludes the baseline process; heap/raw = cached heap per pod over the pod\'s JSON size.',
       `optIn: the lifecycleView of only the pods labelled podlife.dev/managed=true (1 in ${OPT_IN_EVERY}), selected by the API.`,
-      'keystone / keystoneManaged / keystoneAndNetwork: the controller\'s own pod caches (keepLifecycleFields; with --managed-pods-only; plus network-conditions\' stripManagedFields cache).',
+      'keystone / keystoneManaged / keystoneAndNetwork: the caches the controller holds as the Deployment runs it with keystone and node-readiness (keepLifecycleFields;',
+      'with --managed-pods-only; plus network-conditions\' stripManagedFields cache), and with --nodes its two node caches, which their B/pod columns then include.',
+      ...results.filter((m) => SIZING.includes(m.transform)).map((m) => `  ${m.transform} held: ${m.caches.join(', ')}${m.notHeld.length > 0 ? `; not served, so not held: ${m.notHeld.join(', ')}` : ''}`),
       'peak/idle = peak RSS over RSS idle (steady); idle/raw = RSS idle over the raw JSON of all the pods.',
       'The informer transforms each pod as it arrives (streaming) or each page (paged): no whole list of full pods is ever held.',
     ].join('\n'),
@@ -208,7 +224,7 @@ async function main(): Promise<void> {
     for (const variant of variants.filter((name) => !isBaseline(name))) {
       const m = results.find((r) => r.transform === variant);
       judge({
-        target: `${variant}, ${fmt(pods)} pods${heapMiB ? `, heap capped at ${heapMiB} MiB` : ''}: peak RSS under the memory limit of ${limitMiB} MiB`,
+        target: `${variant}, ${fmt(pods)} pods${nodes > 0 && SIZING.includes(variant) ? `, ${fmt(nodes)} nodes` : ''}${heapMiB ? `, heap capped at ${heapMiB} MiB` : ''}: peak RSS under the memory limit of ${limitMiB} MiB`,
         figure: m ? `peak ${mib(m.maxRss)} MiB, steady ${mib(m.rss)} MiB` : `not measured: ${failures.get(variant) ?? '?'}`,
         floor: `limit ${limitMiB} MiB`,
         ratio: m ? `${fmt((m.maxRss / (limitMiB * MiB)) * 100, 0)}% of it` : undefined,
@@ -250,8 +266,10 @@ async function main(): Promise<void> {
   for (const variant of (['lifecycleView', 'keystone'] as const).filter((name) => variants.includes(name))) {
     const view = results.find((r) => r.transform === variant);
     const missing = `not measured: ${failures.get(variant) ?? '?'}`;
+    // The controller's caches hold the nodes too, when there are any.
+    const held = `${variant}, ${fmt(FULL_PODS)} pods${view?.nodes ? `, ${fmt(nodes)} nodes` : ''}`;
     judge({
-      target: `peak RSS during the initial sync <= ${TARGET_PEAK_OVER_STEADY}x steady (${variant}, ${fmt(FULL_PODS)} pods${sync === 'list' ? ', paged list: the fallback' : ''})`,
+      target: `peak RSS during the initial sync <= ${TARGET_PEAK_OVER_STEADY}x steady (${held}${sync === 'list' ? ', paged list: the fallback' : ''})`,
       figure: view ? `peak ${mib(view.maxRss)} MiB` : missing,
       floor: view ? `steady ${mib(view.rss)} MiB` : undefined,
       ratio: view ? `${fmt(view.maxRss / view.rss, 2)}x` : undefined,
@@ -259,7 +277,7 @@ async function main(): Promise<void> {
       note: view ? sync_(view) : undefined,
     });
     judge({
-      target: `steady RSS <= ${TARGET_STEADY_OVER_RAW * 100}% of the raw JSON (${variant}, ${fmt(FULL_PODS)} pods${sync === 'list' ? ', paged list: the fallback' : ''})`,
+      target: `steady RSS <= ${TARGET_STEADY_OVER_RAW * 100}% of the raw JSON (${held}${sync === 'list' ? ', paged list: the fallback' : ''})`,
       figure: view ? `steady ${mib(view.rss)} MiB` : missing,
       floor: `raw JSON ${mib(raw)} MiB`,
       ratio: view ? `${fmt((view.rss / raw) * 100, 1)}%` : undefined,

@@ -68,6 +68,35 @@ async function heldClient(cp: ControlPlane, holdAfterBytes: number): Promise<{ c
   return { client: await KubeClient.fromKubeConfig(kc), proxy };
 }
 
+/**
+ * An informer, started, on a client of its own through a proxy that holds its first response
+ * after `holdAfterBytes`: what it transformed, the errors it reported, and its store's size at each error
+ * before its first sync.
+ */
+async function heldInformer(cp: ControlPlane, ns: string, holdAfterBytes = 2 * 1024 * 1024): Promise<{
+  informerClient: KubeClient;
+  proxy: HoldingProxy;
+  inf: Informer<V1ConfigMap>;
+  errors: Error[];
+  storeAtError: number[];
+  transformed: () => number;
+}> {
+  const { client: informerClient, proxy } = await heldClient(cp, holdAfterBytes);
+  let count = 0;
+  const inf = informer(informerClient, ns, (cm) => {
+    count++;
+    return stripManagedFields(cm);
+  }, heldWatchdogMs);
+  const errors: Error[] = [];
+  const storeAtError: number[] = [];
+  inf.on('error', (err) => {
+    errors.push(err);
+    if (!inf.hasSynced()) storeAtError.push(inf.store.size);
+  });
+  inf.start();
+  return { informerClient, proxy, inf, errors, storeAtError, transformed: () => count };
+}
+
 function informer(
   client: KubeClient,
   ns: string,
@@ -147,37 +176,25 @@ describe('initial sync by streaming list, on a real API server (watch cache on, 
     // for the reader, 4 MiB for the writer), so while the proxy holds the stream after its first
     // 2 MiB, the server cannot finish it: the restart cuts it.
     await createMany(client, ns, 200, 400 * 1024, 8);
-    const { client: informerClient, proxy } = await heldClient(cp, 2 * 1024 * 1024);
-    let transformed = 0;
-    const inf = informer(informerClient, ns, (cm) => {
-      transformed++;
-      return stripManagedFields(cm);
-    }, heldWatchdogMs);
-    const errors: Error[] = [];
-    const storeAtError: number[] = [];
-    inf.on('error', (err) => {
-      errors.push(err);
-      if (!inf.hasSynced()) storeAtError.push(inf.store.size);
-    });
-    inf.start();
+    const { informerClient, proxy, inf, errors, storeAtError, transformed } = await heldInformer(cp, ns);
     try {
       await proxy.held;
       // Mid-stream, as the informer sees it: objects of the stream arrived, its end did not.
-      await waitFor('the first objects of the stream', () => transformed >= 1, { timeoutMs: 60_000 });
+      await waitFor('the first objects of the stream', () => transformed() >= 1, { timeoutMs: 60_000 });
       assert.equal(inf.hasSynced(), false);
       assert.deepEqual(errors, [], 'the stream was intact before the restart');
       await cp.restartApiServer();
       // Changes the broken stream never carried: the next stream must.
       await retry(() => client.delete(cmPath(ns, 'cm-0')), 100);
       await retry(() => client.create(cmPath(ns), { metadata: { name: 'during-restart' }, data: { value: '1' } }), 100);
-      const partial = transformed;
+      const partial = transformed();
       assert.ok(partial < 200, `the held stream delivered part of the list (${partial} of 200 objects)`);
       proxy.release();
       await waitFor('sync', () => inf.hasSynced(), { timeoutMs: 120_000 });
       assert.equal(inf.lastSyncPath, 'stream');
       assert.ok(storeAtError.length >= 1, 'the broken stream was reported before the sync');
       assert.deepEqual(new Set(storeAtError), new Set([0]), 'nothing from the broken stream reached the store');
-      assert.ok(transformed >= partial + 200, `the stream was read again from the start (${transformed} objects transformed, ${partial} before the restart)`);
+      assert.ok(transformed() >= partial + 200, `the stream was read again from the start (${transformed()} objects transformed, ${partial} before the restart)`);
       assert.equal(inf.store.get(`${ns}/cm-0`), undefined);
       assert.ok(inf.store.get(`${ns}/during-restart`));
       await expectStoreMatchesServer(client, ns, inf);
@@ -242,21 +259,13 @@ describe('410 Gone during the initial sync (watch cache off: streams and pages r
     // the second.
     const total = 10_100;
     await createMany(client, ns, total, 8 * 1024, 32);
-    const { client: informerClient, proxy } = await heldClient(cp, 1024 * 1024);
-    let transformed = 0;
-    const inf = informer(informerClient, ns, (cm) => {
-      transformed++;
-      return stripManagedFields(cm);
-    }, heldWatchdogMs);
-    const errors: Error[] = [];
+    const { informerClient, proxy, inf, errors, transformed } = await heldInformer(cp, ns, 1024 * 1024);
     const syncedAfter: Error[][] = [];
-    inf.on('error', (err) => errors.push(err));
     inf.on('synced', () => syncedAfter.push([...errors]));
-    inf.start();
     try {
       await proxy.held;
       // Mid-stream, as the informer sees it: objects of the first page arrived, the end did not.
-      await waitFor('the first objects of the stream', () => transformed >= 1, { timeoutMs: 60_000 });
+      await waitFor('the first objects of the stream', () => transformed() >= 1, { timeoutMs: 60_000 });
       assert.equal(inf.hasSynced(), false);
       assert.deepEqual(errors, [], 'the stream was intact before the compaction');
       // Move etcd's revision on and compact it, so the second page (read at the first page's
@@ -358,23 +367,11 @@ describe('initial sync by paged list, where the API server refuses streaming (Wa
     // first 2 MiB, the server cannot finish it: the restart cuts it.
     const total = 120;
     await createMany(client, ns, total, 600 * 1024, 8);
-    const { client: informerClient, proxy } = await heldClient(cp, 2 * 1024 * 1024);
-    let transformed = 0;
-    const inf = informer(informerClient, ns, (cm) => {
-      transformed++;
-      return stripManagedFields(cm);
-    }, heldWatchdogMs);
-    const errors: Error[] = [];
-    const storeAtError: number[] = [];
-    inf.on('error', (err) => {
-      errors.push(err);
-      if (!inf.hasSynced()) storeAtError.push(inf.store.size);
-    });
-    inf.start();
+    const { informerClient, proxy, inf, errors, storeAtError, transformed } = await heldInformer(cp, ns);
     try {
       await proxy.held;
       assert.equal(inf.hasSynced(), false);
-      assert.equal(transformed, 0, 'nothing of the page is taken before all of it has arrived');
+      assert.equal(transformed(), 0, 'nothing of the page is taken before all of it has arrived');
       assert.deepEqual(errors, [], 'the list was intact before the restart');
       await cp.restartApiServer();
       // Changes the cut list never carried: the next list must.

@@ -101,7 +101,7 @@ describe('deployment sizing', () => {
     const size = CONTROLLER_SIZES.medium;
     assert.deepEqual([c.resources.requests.memory, c.resources.limits.memory], [size.memoryRequest, size.memoryLimit]);
     assert.deepEqual(c.env.find((e) => e.name === 'NODE_OPTIONS')?.value, `--max-old-space-size=${size.heapMiB} --max-semi-space-size=6`);
-    assert.match(deployFiles().find((f) => f.name === 'deployment.yaml')?.comment ?? '', /Sized "medium": up to 25,000 pods/);
+    assert.match(deployFiles().find((f) => f.name === 'deployment.yaml')?.comment ?? '', /Sized "medium": up to 25,000 pods and 1,000 nodes, with keystone/);
   });
 
   it('caps the V8 heap below the memory limit for every size', () => {

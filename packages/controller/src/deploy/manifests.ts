@@ -51,13 +51,16 @@ export type ControllerSizeName = 'medium' | 'large' | 'large-keystone' | 'large-
 
 /**
  * What the controller holds and the memory that holds it, each size proven by a bench/informer
- * run of the controller's own pod caches under `heapMiB` (table and figures in deploy/README.md).
+ * run of the controller's own pod and node caches under `heapMiB` (table and figures in
+ * deploy/README.md).
  * The heap cap (`--max-old-space-size`, via NODE_OPTIONS) sits below the limit, so V8 collects
  * harder near it instead of the kernel killing the process.
  */
 export interface ControllerSize {
   /** Pods in the cluster (every namespace the controller watches). */
   pods: number;
+  /** Nodes in the cluster. */
+  nodes: number;
   /** The controllers the size was measured for. */
   controllers: readonly ControllerName[];
   /** With --managed-pods-only and at most this share of pods labelled. */
@@ -83,10 +86,10 @@ export function controllerNodeOptions(heapMiB: number): string {
 }
 
 export const CONTROLLER_SIZES: Readonly<Record<ControllerSizeName, ControllerSize>> = {
-  medium: { pods: 25_000, controllers: ['keystone', 'network-conditions', 'node-readiness'], memoryRequest: '448Mi', memoryLimit: '512Mi', heapMiB: 384 },
-  large: { pods: 60_000, controllers: ['keystone', 'network-conditions', 'node-readiness'], memoryRequest: '896Mi', memoryLimit: '1Gi', heapMiB: 768 },
-  'large-keystone': { pods: 150_000, controllers: ['keystone', 'node-readiness'], memoryRequest: '512Mi', memoryLimit: '768Mi', heapMiB: 576 },
-  'large-managed': { pods: 150_000, controllers: ['keystone', 'node-readiness'], managedShare: 0.05, memoryRequest: '256Mi', memoryLimit: '256Mi', heapMiB: 192 },
+  medium: { pods: 25_000, nodes: 1_000, controllers: ['keystone', 'network-conditions', 'node-readiness'], memoryRequest: '448Mi', memoryLimit: '512Mi', heapMiB: 384 },
+  large: { pods: 60_000, nodes: 2_500, controllers: ['keystone', 'network-conditions', 'node-readiness'], memoryRequest: '896Mi', memoryLimit: '1Gi', heapMiB: 768 },
+  'large-keystone': { pods: 150_000, nodes: 5_000, controllers: ['keystone', 'node-readiness'], memoryRequest: '512Mi', memoryLimit: '768Mi', heapMiB: 576 },
+  'large-managed': { pods: 150_000, nodes: 5_000, controllers: ['keystone', 'node-readiness'], managedShare: 0.05, memoryRequest: '256Mi', memoryLimit: '256Mi', heapMiB: 192 },
 };
 
 /** Label a pod carries to be sent to the webhook (the objectSelector): keystone's, re-exported. */
@@ -434,10 +437,11 @@ export function deployFiles(o: DeployOptions = defaultDeployOptions): DeployFile
   ];
 }
 
-/** One line saying what a size holds, e.g. "up to 25,000 pods with keystone, network-conditions, node-readiness; memory 448Mi/512Mi". */
+/** One line saying what a size holds, e.g. "up to 25,000 pods and 1,000 nodes, with keystone, network-conditions, node-readiness; memory request 448Mi, limit 512Mi". */
 export function sizeSummary(size: ControllerSize): string {
-  const pods = `up to ${size.pods.toLocaleString('en-US')} pods${size.managedShare !== undefined ? ` of which ${size.managedShare * 100}% labelled podlife.dev/managed (--managed-pods-only)` : ''}`;
-  return `${pods} with ${size.controllers.join(', ')}; memory request ${size.memoryRequest}, limit ${size.memoryLimit}`;
+  const cluster = `up to ${size.pods.toLocaleString('en-US')} pods and ${size.nodes.toLocaleString('en-US')} nodes`;
+  const managed = size.managedShare !== undefined ? `, ${size.managedShare * 100}% of the pods labelled podlife.dev/managed (--managed-pods-only)` : '';
+  return `${cluster}${managed}, with ${size.controllers.join(', ')}; memory request ${size.memoryRequest}, limit ${size.memoryLimit}`;
 }
 
 export function renderYaml(file: DeployFile): string {
