@@ -82,20 +82,21 @@ export class ControllerApp {
           }
         : {}),
     });
+    const managedPodsOnly = flags.managedPodsOnly === true || config.managedPodsOnly === true;
     // The Manager shares an informer only between callers with the same transform, so each
     // controller gets the fields it asked for (keystone's pod cache is the slim one).
     if (flags.controllers.includes('keystone')) {
       this.keystone = keystoneController(this.manager, {
         config: keystoneConfig(config, namespaces, opts.minStageMs),
         dryRun: flags.dryRun,
-        managedPodsOnly: flags.managedPodsOnly === true || config.managedPodsOnly === true,
+        managedPodsOnly,
         logger: opts.logger.child({ controller: 'keystone' }),
         kubeConfig: opts.kubeConfig,
       });
     }
     if (flags.controllers.includes('network-conditions')) {
       if (flags.dryRun) this.log.warn('--dry-run does not apply to network-conditions, which only writes conditions of pods that ask for them');
-      if (flags.managedPodsOnly === true || config.managedPodsOnly === true) {
+      if (managedPodsOnly) {
         // Its pods are chosen by their readiness gates, which podlife's label knows nothing of.
         this.log.warn(
           'managed pods only narrows keystone\'s pod cache: network-conditions still lists and watches every pod; leave it out of --controllers to cache only labelled pods',

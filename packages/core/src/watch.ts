@@ -103,11 +103,11 @@ export function kubeListWatch<T extends KubeObject>(client: KubeClient, opts: Ku
   const selectors: Query = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
   const pageSize = opts.pageSize ?? 100;
 
-  async function listPaged(signal: AbortSignal, limit: number, each: (obj: T) => T): Promise<ListResult<T>> {
+  async function listPaged(signal: AbortSignal, each: (obj: T) => T): Promise<ListResult<T>> {
     const items: T[] = [];
     let token: string | undefined;
     for (;;) {
-      const body = await client.get<ListBody<T>>(opts.path, { ...selectors, limit, continue: token }, signal);
+      const body = await client.get<ListBody<T>>(opts.path, { ...selectors, limit: pageSize, continue: token }, signal);
       // List items come without apiVersion/kind; watch events carry them. Make both look alike.
       const kind = body.kind?.replace(/List$/, '');
       // Each full object is let go once transformed: a scavenge during the page then copies only
@@ -129,7 +129,7 @@ export function kubeListWatch<T extends KubeObject>(client: KubeClient, opts: Ku
     async list(signal, each) {
       for (let attempt = 1; ; attempt++) {
         try {
-          return await listPaged(signal, pageSize, each);
+          return await listPaged(signal, each);
         } catch (err) {
           // An expired continue token: the pages so far may be inconsistent with the rest.
           if (!isGone(err) || attempt >= EXPIRED_LIST_ATTEMPTS) throw err;
