@@ -24,7 +24,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { goVersion, podlifeCacheRoot, run, seconds, stampedDigest } from './go-build.mjs';
+import { goVersion, podlifeCacheRoot, recordBuildTime, run, seconds, stampedDigest } from './go-build.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const kubeModules = join(repoRoot, 'test', 'control-plane', 'kube');
@@ -106,16 +106,28 @@ function kubeLdflags(version) {
   return flags.join(' ');
 }
 
+/**
+ * The commands a release's module lists in its `tool` block beyond BINARIES: kubectl on the newest
+ * release, built in the same `go build` as the control plane so that it shares every compiled
+ * package with it instead of building a second copy of client-go from another module.
+ */
+export function extraKubeTools(kubernetes = selectedKubernetesVersion()) {
+  const text = readFileSync(join(kubeModuleDir(kubernetes), 'go.mod'), 'utf8');
+  const block = /^tool \(\n([\s\S]*?)^\)/m.exec(text)?.[1] ?? '';
+  return [...block.matchAll(/k8s\.io\/kubernetes\/cmd\/([\w-]+)/g)].map((m) => m[1]).filter((t) => !BINARIES.includes(t));
+}
+
 /** The go build invocations: one per module, each run inside its module folder. */
 function buildPlan(versions, outDir) {
+  const extra = extraKubeTools(versions.kubernetes);
   return [
     { label: 'etcd', cwd: etcdModule, args: ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(outDir, 'etcd'), '.'] },
     {
-      label: 'kube-apiserver, kube-controller-manager, kube-scheduler, kubelet',
+      label: ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubelet', ...extra].join(', '),
       cwd: kubeModuleDir(versions.kubernetes),
       args: ['build', '-trimpath', '-ldflags', kubeLdflags(versions.kubernetes), '-o', outDir + '/',
         'k8s.io/kubernetes/cmd/kube-apiserver', 'k8s.io/kubernetes/cmd/kube-controller-manager',
-        'k8s.io/kubernetes/cmd/kube-scheduler', 'k8s.io/kubernetes/cmd/kubelet'],
+        'k8s.io/kubernetes/cmd/kube-scheduler', 'k8s.io/kubernetes/cmd/kubelet', ...extra.map((t) => `k8s.io/kubernetes/cmd/${t}`)],
     },
   ];
 }
@@ -160,7 +172,8 @@ export async function ensureControlPlaneAssets(opts = {}) {
   const digest = inputsDigest(versions);
   const dir = join(cacheRoot(), `${versions.kubernetes}-etcd-${versions.etcd}`);
   const stampPath = join(dir, 'stamp.json');
-  const cached = stampedDigest(dir, BINARIES);
+  const required = [...BINARIES, ...extraKubeTools(versions.kubernetes)];
+  const cached = stampedDigest(dir, required);
   if (cached === digest) {
     const stamp = JSON.parse(readFileSync(stampPath, 'utf8'));
     log(`reusing kubernetes ${versions.kubernetes} and etcd ${versions.etcd} from ${dir} (built in ${stamp.buildSeconds}s on ${stamp.builtAt})`);
@@ -188,7 +201,7 @@ export async function ensureControlPlaneAssets(opts = {}) {
     const buildSeconds = seconds(Date.now() - started);
     writeFileSync(join(partial, 'stamp.json'),
       `${JSON.stringify({ versions, digest, go, buildSeconds, builtAt: new Date().toISOString() }, null, 2)}\n`);
-    if (stampedDigest(dir, BINARIES) === digest) {
+    if (stampedDigest(dir, required) === digest) {
       // Another run finished the same build meanwhile: keep its folder, which may be in use.
       rmSync(partial, { recursive: true, force: true });
     } else {
@@ -196,6 +209,7 @@ export async function ensureControlPlaneAssets(opts = {}) {
       renameSync(partial, dir);
     }
     log(`built into ${dir} in ${buildSeconds}s`);
+    recordBuildTime(`kubernetes ${versions.kubernetes} + etcd`, buildSeconds);
     return { dir, source: 'built', versions };
   } catch (err) {
     rmSync(partial, { recursive: true, force: true });

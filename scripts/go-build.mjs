@@ -2,7 +2,7 @@
 // node-assets, controller-image): the Go toolchain's version, a child process as a promise or run
 // to its end, and the digest stamp a complete cache folder carries.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -55,4 +55,14 @@ export function sh(cmd, args, opts = {}) {
 /** Milliseconds as seconds with one decimal. */
 export function seconds(ms) {
   return Math.round(ms / 100) / 10;
+}
+
+/**
+ * Appends one build's time to the file PODLIFE_BUILD_TIMES names (one JSON line each), so the test
+ * runner's closing summary can say what a run spent building; nothing when it is unset.
+ */
+export function recordBuildTime(what, buildSeconds) {
+  const file = process.env.PODLIFE_BUILD_TIMES;
+  if (file === undefined || file === '') return;
+  appendFileSync(file, `${JSON.stringify({ what, seconds: buildSeconds })}\n`);
 }

@@ -6,6 +6,8 @@
 // Guarantees:
 // - PODLIFE_HELM / PODLIFE_PROMTOOL / PODLIFE_KUBECTL, when set, name a binary used as is (nothing is built; a
 //   missing file is an error naming it);
+// - kubectl comes with the newest pinned Kubernetes release (scripts/control-plane-assets.mjs builds
+//   it in the same `go build` as the control plane, from the same module);
 // - otherwise each tool is built from its Go module in test/tools/<tool>/ once per version into
 //   <cache>/podlife/<tool>-<version>/ and reused afterwards; a stamp names the inputs (go.mod,
 //   go.sum, build flags), and a change means a rebuild;
@@ -19,7 +21,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { goVersion, podlifeCacheRoot, run, seconds, stampedDigest } from './go-build.mjs';
+import { ensureControlPlaneAssets, supportedKubernetesVersions } from './control-plane-assets.mjs';
+import { goVersion, podlifeCacheRoot, recordBuildTime, run, seconds, stampedDigest } from './go-build.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -41,18 +44,19 @@ export const GO_TOOLS = {
     ldflags: (v) => `-s -w -X github.com/prometheus/common/version.Version=${prometheusRelease(v)} -X github.com/prometheus/common/version.Branch=release`,
   },
   kubectl: {
-    module: 'k8s.io/kubectl',
-    // test/tools/kubectl/main.go: kubectl's own main over the published module.
-    pkg: '.',
+    // Built with the newest pinned Kubernetes release, from its own module (cmd/kubectl is in the
+    // tool block of test/control-plane/kube/<release>/go.mod), by scripts/control-plane-assets.mjs.
+    module: 'k8s.io/kubernetes',
     env: 'PODLIFE_KUBECTL',
-    // k8s.io/kubectl v0.X.Y is kubectl v1.X.Y.
-    ldflags: (v) => {
-      const release = v.replace(/^v0\./, 'v1.');
-      const [, major, minor] = /^v(\d+)\.(\d+)\./.exec(release) ?? [];
-      return ['-s -w', ...['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version'].flatMap((p) => [`-X ${p}.gitVersion=${release}`, `-X ${p}.gitMajor=${major}`, `-X ${p}.gitMinor=${minor}`, `-X ${p}.gitTreeState=clean`])].join(' ');
-    },
+    withControlPlane: true,
   },
 };
+
+/** The newest pinned Kubernetes release: the one that builds kubectl. */
+function newestKubernetes() {
+  const all = supportedKubernetesVersions();
+  return all[all.length - 1];
+}
 
 function prometheusRelease(moduleVersion) {
   const m = /^v0\.(\d)(\d\d)\.(\d+)$/.exec(moduleVersion);
@@ -71,7 +75,8 @@ function moduleDir(name) {
 
 /** The version test/tools/<name>/go.mod requires of the tool's module. */
 export function pinnedToolVersion(name) {
-  const { module } = toolSpec(name);
+  const { module, withControlPlane } = toolSpec(name);
+  if (withControlPlane) return newestKubernetes();
   const goMod = join(moduleDir(name), 'go.mod');
   const text = readFileSync(goMod, 'utf8');
   const escaped = module.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
@@ -117,6 +122,13 @@ export async function ensureGoTool(name, opts = {}) {
     return { path, version, source: 'env' };
   }
 
+  if (spec.withControlPlane) {
+    const { dir, source } = await ensureControlPlaneAssets({ kubernetes: version, log });
+    const path = join(dir, name);
+    if (!existsSync(path)) throw new Error(`${path} is missing: the Go module of Kubernetes ${version} does not list cmd/${name} as a tool`);
+    return { path, version, source: source === 'built' ? 'built' : 'cache' };
+  }
+
   const digest = inputsDigest(name, version);
   const dir = join(toolsCacheRoot(), `${name}-${version}`);
   const path = join(dir, name);
@@ -144,6 +156,7 @@ export async function ensureGoTool(name, opts = {}) {
       renameSync(partial, dir);
     }
     log(`built ${name} ${version} into ${dir} in ${buildSeconds}s`);
+    recordBuildTime(`${name} ${version}`, buildSeconds);
     return { path, version, source: 'built' };
   } catch (err) {
     rmSync(partial, { recursive: true, force: true });

@@ -1,22 +1,54 @@
-// The spec reporter, and each failure also appended as one JSON line to the file that
-// PODLIFE_FAILURES_FILE names, so scripts/test-integration.mjs can repeat every failure of every
-// release in its closing summary (the last lines of a long run are the ones a reader sees).
+// The spec reporter, plus one JSON line per record appended to files the environment names, so
+// scripts/test-integration.mjs can close a long run with what failed and where the time went:
+// - PODLIFE_FAILURES_FILE: each failure (`kind: 'failure'`, title, file, first lines of its error);
+// - PODLIFE_TIMINGS_FILE: each passed or failed test's duration (`kind: 'test'`) and each file's
+//   wall time (`kind: 'file'`: from its first top-level suite's start to its last one's end, hooks
+//   included, so a suite that starts a node pays for it here).
 'use strict';
 const { appendFileSync } = require('node:fs');
 const Mocha = require('mocha');
 
 const MESSAGE_LINES = 8;
+const { EVENT_TEST_FAIL, EVENT_TEST_PASS, EVENT_SUITE_BEGIN, EVENT_SUITE_END } = Mocha.Runner.constants;
+
+function relative(file) {
+  return file === undefined ? '' : file.replace(`${process.cwd()}/`, '');
+}
 
 class SpecWithFailureFile extends Mocha.reporters.Spec {
   constructor(runner, options) {
     super(runner, options);
-    const file = process.env.PODLIFE_FAILURES_FILE;
-    if (file === undefined || file === '') return;
-    runner.on(Mocha.Runner.constants.EVENT_TEST_FAIL, (test, err) => {
-      const text = err instanceof Error ? err.message : String(err);
-      const message = text.split('\n').slice(0, MESSAGE_LINES).join('\n');
-      const where = test.file === undefined ? '' : test.file.replace(`${process.cwd()}/`, '');
-      appendFileSync(file, `${JSON.stringify({ title: test.fullTitle(), file: where, message })}\n`);
+    const failures = process.env.PODLIFE_FAILURES_FILE;
+    if (failures !== undefined && failures !== '') {
+      runner.on(EVENT_TEST_FAIL, (test, err) => {
+        const text = err instanceof Error ? err.message : String(err);
+        const message = text.split('\n').slice(0, MESSAGE_LINES).join('\n');
+        appendFileSync(failures, `${JSON.stringify({ kind: 'failure', title: test.fullTitle(), file: relative(test.file), message })}\n`);
+      });
+    }
+    const timings = process.env.PODLIFE_TIMINGS_FILE;
+    if (timings === undefined || timings === '') return;
+    const write = (record) => appendFileSync(timings, `${JSON.stringify(record)}\n`);
+    const onTest = (test) => write({ kind: 'test', title: test.fullTitle(), file: relative(test.file), ms: test.duration ?? 0 });
+    runner.on(EVENT_TEST_PASS, onTest);
+    runner.on(EVENT_TEST_FAIL, (test) => {
+      if (test.type === 'test') onTest(test);
+    });
+    // A file's suites run one after another: its wall time is the span of its top-level suites.
+    const spans = new Map();
+    runner.on(EVENT_SUITE_BEGIN, (suite) => {
+      if (suite.root || !suite.parent?.root || suite.file === undefined) return;
+      const span = spans.get(suite.file) ?? { start: Date.now(), ms: 0 };
+      span.start = Date.now();
+      spans.set(suite.file, span);
+    });
+    runner.on(EVENT_SUITE_END, (suite) => {
+      if (suite.root || !suite.parent?.root || suite.file === undefined) return;
+      const span = spans.get(suite.file);
+      if (span) span.ms += Date.now() - span.start;
+    });
+    runner.once(Mocha.Runner.constants.EVENT_RUN_END, () => {
+      for (const [file, span] of spans) write({ kind: 'file', file: relative(file), ms: span.ms });
     });
   }
 }

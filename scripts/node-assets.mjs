@@ -24,7 +24,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, w
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cacheRoot, ensureControlPlaneAssets, kubeModuleDir, selectedKubernetesVersion } from './control-plane-assets.mjs';
-import { goVersion, podlifeCacheRoot, run, seconds, sh, stampedDigest } from './go-build.mjs';
+import { goVersion, podlifeCacheRoot, recordBuildTime, run, seconds, sh, stampedDigest } from './go-build.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const imagesModule = join(repoRoot, 'test', 'node', 'images');
@@ -177,6 +177,7 @@ export async function ensureContainerdV2(opts = {}) {
       renameSync(partial, dir);
     }
     log(`built containerd ${version} into ${dir} in ${buildSeconds}s`);
+    recordBuildTime(`containerd ${version}`, buildSeconds);
     return paths;
   } catch (err) {
     rmSync(partial, { recursive: true, force: true });

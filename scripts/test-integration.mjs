@@ -1,25 +1,49 @@
 #!/usr/bin/env node
-// Runs the integration suites once per Kubernetes release of the test matrix: the oldest supported
-// and the newest release (docs/adr/0170), in that order, or the releases PODLIFE_K8S_VERSIONS names
-// (comma-separated, e.g. `1.37,1.34`; PODLIFE_K8S_VERSION alone names one).
+// Runs the integration suites on the Kubernetes releases of the test matrix, each suite on the
+// releases it declares (docs/adr/0255): the oldest and the newest supported release, or the
+// releases PODLIFE_K8S_VERSIONS names (comma-separated, e.g. `1.37,1.34`; PODLIFE_K8S_VERSION
+// alone names one).
 //
 // Guarantees:
-// - one release at a time: its binaries and the node's assets (containerd v2 included) are provided
-//   first (built once, then cached), then mocha runs every integration suite with PODLIFE_K8S_VERSION set to it;
-// - every release runs even when an earlier one failed; the exit code is non-zero if any failed,
-//   and a closing summary names each release with its outcome and time, and repeats each failed
-//   test (title, file, first lines of its error) so the end of the log says what failed where;
-// - extra arguments go to mocha (e.g. `--grep`).
+// - every file in test/integration/ declares in its header where it runs, with one of
+//     `@releases every`   on every release of the run (its behaviour depends on the release),
+//     `@releases newest`  on the newest release of the run only;
+//   a file that declares neither (or something else) stops the run before anything starts, naming
+//   the file; PODLIFE_FULL_MATRIX=1 runs every suite on every release (a release's own check);
+// - the plan (each release, its suites) is printed before anything is built or started;
+// - the tools the suites run (helm, promtool, kubectl) and each release's binaries and node assets
+//   (containerd v2 included) are provided before that release's suites (built once, then cached);
+// - every release runs even when an earlier one failed; the exit code is non-zero if any failed;
+// - the integration phase (mocha's runs, not the builds) has one limit, INTEGRATION_LIMIT_SECONDS
+//   below: past it the running mocha is stopped and the run fails saying so, long before CI's
+//   own limit would end it without a word;
+// - the closing summary names each release with its outcome and time, each build and how long it
+//   took, each suite's wall time per release, the ten slowest tests and the load average, and
+//   repeats each failed test (title, file, first lines of its error), so the end of the log says
+//   what failed where and where the time went;
+// - extra arguments go to mocha (e.g. `--grep`); PODLIFE_SUITES=a,b (file names without
+//   `.test.ts`) narrows the plan to those suites.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VERSION_ENV, selectedKubernetesVersion, supportedKubernetesVersions } from './control-plane-assets.mjs';
+import { seconds } from './go-build.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const suitesDir = join(repoRoot, 'test', 'integration');
 
-/** The matrix: the oldest and the newest release this checkout pins. */
+/**
+ * The integration phase's limit: the sum of mocha's wall times over every release of the run.
+ * The whole test command must fit 40 minutes cold (DESIGN 9): about 17 of them build Go modules
+ * and 2 run the unit suites, which leaves this much for the suites with some room as they grow.
+ */
+export const INTEGRATION_LIMIT_SECONDS = 1_500;
+
+const RELEASE_TAGS = ['every', 'newest'];
+
+/** The matrix: the oldest and the newest release this checkout pins, oldest first. */
 function matrixVersions() {
   const listed = process.env.PODLIFE_K8S_VERSIONS;
   if (listed !== undefined && listed.trim() !== '') {
@@ -36,71 +60,199 @@ function matrixVersions() {
   return [...new Set([supported[0], supported[supported.length - 1]])];
 }
 
-function run(cmd, args, env) {
+function releaseOrder(a, b) {
+  const pa = a.slice(1).split('.').map(Number);
+  const pb = b.slice(1).split('.').map(Number);
+  return pa[0] - pb[0] || pa[1] - pb[1] || pa[2] - pb[2];
+}
+
+/** Each suite file and the releases it declares; throws naming every file without a valid tag. */
+export function readSuiteTags(dir = suitesDir) {
+  const files = readdirSync(dir).filter((f) => f.endsWith('.test.ts')).sort();
+  const suites = [];
+  const problems = [];
+  for (const file of files) {
+    const header = readFileSync(join(dir, file), 'utf8').split('\n').slice(0, 60).join('\n');
+    const tags = [...header.matchAll(/@releases\s+(\S+)/g)].map((m) => m[1]);
+    if (tags.length !== 1 || !RELEASE_TAGS.includes(tags[0])) {
+      problems.push(`${file}: ${tags.length === 0 ? 'declares no' : `declares ${tags.map((t) => `"${t}"`).join(', ')} as its`} releases; ` +
+        `its header comment must say \`@releases every\` (its behaviour depends on the release) or \`@releases newest\``);
+      continue;
+    }
+    suites.push({ name: file.replace(/\.test\.ts$/, ''), file: join('test', 'integration', file), releases: tags[0] });
+  }
+  if (problems.length > 0) throw new Error(`every integration suite declares where it runs (docs/adr/0255):\n  ${problems.join('\n  ')}`);
+  return suites;
+}
+
+/** The plan: for each release of the run, oldest first, the suites that run on it. */
+export function plan(versions, suites, { full = false, only } = {}) {
+  const sorted = [...versions].sort(releaseOrder);
+  const newest = sorted[sorted.length - 1];
+  let chosen = suites;
+  if (only !== undefined) {
+    const unknown = only.filter((n) => !suites.some((s) => s.name === n));
+    if (unknown.length > 0) throw new Error(`PODLIFE_SUITES names no suite ${unknown.join(', ')}; suites: ${suites.map((s) => s.name).join(', ')}`);
+    chosen = suites.filter((s) => only.includes(s.name));
+  }
+  return sorted.map((version) => ({
+    version,
+    suites: chosen.filter((s) => full || s.releases === 'every' || version === newest),
+  })).filter((step) => step.suites.length > 0);
+}
+
+function run(cmd, args, env, { limitAt } = {}) {
   return new Promise((resolvePromise) => {
     const child = spawn(cmd, args, { cwd: repoRoot, env, stdio: ['ignore', 'inherit', 'inherit'] });
+    let overLimit = false;
+    const timer = limitAt === undefined ? undefined : setTimeout(() => {
+      overLimit = true;
+      process.stderr.write(`\ntest-integration: the integration phase passed its limit of ${INTEGRATION_LIMIT_SECONDS}s (INTEGRATION_LIMIT_SECONDS in scripts/test-integration.mjs); stopping mocha\n`);
+      try {
+        // The harness stops what it started on SIGTERM (test/support/processes.ts).
+        child.kill('SIGTERM');
+      } catch {
+        // already gone
+      }
+      setTimeout(() => {
+        child.kill('SIGKILL');
+      }, 30_000).unref();
+    }, Math.max(0, limitAt - Date.now()));
     child.on('error', (err) => {
       process.stderr.write(`test-integration: ${cmd}: ${err.message}\n`);
-      resolvePromise(1);
+      if (timer) clearTimeout(timer);
+      resolvePromise({ code: 1, overLimit });
     });
-    child.on('exit', (code, signal) => resolvePromise(code ?? (signal ? 1 : 0)));
+    child.on('exit', (code, signal) => {
+      if (timer) clearTimeout(timer);
+      resolvePromise({ code: code ?? (signal ? 1 : 0), overLimit });
+    });
   });
 }
 
-/**
- * The failures the reporter wrote for one release; none when mocha failed before any test ran. A
- * line that does not parse (a mocha killed while writing it) is kept as it is, as the message.
- */
-function readFailures(file) {
+function readJsonLines(file) {
   let text;
   try {
     text = readFileSync(file, 'utf8');
   } catch {
     return [];
   }
-  return text.split('\n').filter((line) => line !== '').map(parseFailure);
+  return text.split('\n').filter((line) => line !== '').map((line) => {
+    try {
+      return JSON.parse(line);
+    } catch {
+      // A mocha killed while writing: keep the line as the message.
+      return { kind: 'unparsed', title: '(a record that does not parse)', file: '', message: line };
+    }
+  });
 }
 
-function parseFailure(line) {
-  try {
-    const f = JSON.parse(line);
-    return { title: String(f.title ?? ''), file: String(f.file ?? ''), message: String(f.message ?? '') };
-  } catch {
-    return { title: '(a failure record that does not parse)', file: '', message: line };
-  }
+function pad(text, width) {
+  return text.length >= width ? text : text + ' '.repeat(width - text.length);
 }
 
 async function main() {
   const versions = matrixVersions();
+  const suites = readSuiteTags();
+  const only = (process.env.PODLIFE_SUITES ?? '').trim() === '' ? undefined : process.env.PODLIFE_SUITES.split(',').map((s) => s.trim().replace(/\.test\.ts$/, ''));
+  const full = process.env.PODLIFE_FULL_MATRIX === '1';
+  const steps = plan(versions, suites, { full, only });
   const mochaArgs = process.argv.slice(2);
+
+  process.stderr.write(`test-integration: the plan (${full ? 'PODLIFE_FULL_MATRIX=1: every suite on every release' : '@releases tags; docs/adr/0255'}), ` +
+    `integration phase limit ${INTEGRATION_LIMIT_SECONDS}s\n`);
+  for (const step of steps) {
+    process.stderr.write(`  Kubernetes ${step.version}: ${step.suites.length} suites: ${step.suites.map((s) => s.name).join(', ')}\n`);
+  }
+  const newestOnly = suites.filter((s) => s.releases === 'newest' && (only === undefined || only.includes(s.name)));
+  if (!full && steps.length > 1 && newestOnly.length > 0) {
+    process.stderr.write(`  (on ${steps[steps.length - 1].version} only: ${newestOnly.map((s) => s.name).join(', ')})\n`);
+  }
+
+  const work = mkdtempSync(join(tmpdir(), 'podlife-integration-'));
+  const buildTimes = join(work, 'builds.jsonl');
+  const baseEnv = { ...process.env, PODLIFE_BUILD_TIMES: buildTimes };
   const results = [];
-  const failuresDir = mkdtempSync(join(tmpdir(), 'podlife-failures-'));
-  for (const version of versions) {
-    const started = Date.now();
-    const failuresFile = join(failuresDir, `${version}.jsonl`);
-    const env = { ...process.env, [VERSION_ENV]: version, PODLIFE_FAILURES_FILE: failuresFile };
-    process.stderr.write(`test-integration: Kubernetes ${version} (${versions.indexOf(version) + 1} of ${versions.length})\n`);
-    let code = await run(process.execPath, [join(repoRoot, 'scripts', 'node-assets.mjs'), '--containerd-v2'], env);
-    if (code === 0) {
-      const mocha = join(repoRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');
-      const reporter = join(repoRoot, 'scripts', 'mocha-spec-failures.cjs');
-      code = await run(process.execPath, [mocha, '--config', '.mocharc.integration.json', '--reporter', reporter, ...mochaArgs], env);
+  let phaseSpent = 0;
+  let stoppedAtLimit = false;
+  const loads = [];
+  const sampler = setInterval(() => loads.push(loadavg()[0]), 10_000);
+  sampler.unref();
+
+  // The tools come first: kubectl is built with the newest release's control plane.
+  const tools = await run(process.execPath, [join(repoRoot, 'scripts', 'go-tools.mjs')], baseEnv);
+  if (tools.code !== 0) {
+    results.push({ version: 'tools', ok: false, seconds: 0, mochaSeconds: 0, records: [] });
+  } else {
+    for (const step of steps) {
+      const started = Date.now();
+      const recordsFile = join(work, `${step.version}.jsonl`);
+      const env = { ...baseEnv, [VERSION_ENV]: step.version, PODLIFE_FAILURES_FILE: recordsFile, PODLIFE_TIMINGS_FILE: recordsFile };
+      process.stderr.write(`test-integration: Kubernetes ${step.version} (${steps.indexOf(step) + 1} of ${steps.length}): ${step.suites.length} suites\n`);
+      let outcome = await run(process.execPath, [join(repoRoot, 'scripts', 'node-assets.mjs'), '--containerd-v2'], env);
+      let mochaSeconds = 0;
+      if (outcome.code === 0 && !stoppedAtLimit) {
+        const mocha = join(repoRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');
+        const reporter = join(repoRoot, 'scripts', 'mocha-spec-failures.cjs');
+        const mochaStart = Date.now();
+        outcome = await run(process.execPath, [mocha, '--config', '.mocharc.integration.json', '--reporter', reporter, ...mochaArgs, ...step.suites.map((s) => s.file)], env,
+          { limitAt: mochaStart + (INTEGRATION_LIMIT_SECONDS - phaseSpent) * 1000 });
+        mochaSeconds = Math.round((Date.now() - mochaStart) / 1000);
+        phaseSpent += mochaSeconds;
+        if (outcome.overLimit) stoppedAtLimit = true;
+      } else if (stoppedAtLimit) {
+        outcome = { code: 1 };
+      }
+      results.push({ version: step.version, ok: outcome.code === 0, overLimit: outcome.overLimit === true, skipped: stoppedAtLimit && mochaSeconds === 0,
+        seconds: Math.round((Date.now() - started) / 1000), mochaSeconds, records: readJsonLines(recordsFile) });
     }
-    results.push({ version, ok: code === 0, seconds: Math.round((Date.now() - started) / 1000), failures: readFailures(failuresFile) });
   }
-  rmSync(failuresDir, { recursive: true, force: true });
-  process.stderr.write('\ntest-integration: summary\n');
+  clearInterval(sampler);
+  const builds = readJsonLines(buildTimes);
+  rmSync(work, { recursive: true, force: true });
+
+  const out = (line) => process.stderr.write(`${line}\n`);
+  out('\ntest-integration: summary');
+  out(`  builds this run: ${builds.length === 0 ? 'none (every binary came from the cache)' : builds.map((b) => `${b.what} ${b.seconds}s`).join(', ')}`);
   for (const r of results) {
-    process.stderr.write(`  Kubernetes ${r.version}: ${r.ok ? 'passed' : 'FAILED'} in ${r.seconds}s\n`);
-    for (const f of r.failures) {
-      process.stderr.write(`    failed: ${f.title}${f.file === '' ? '' : ` (${f.file})`}\n`);
-      for (const line of f.message.split('\n')) process.stderr.write(`      ${line}\n`);
+    if (r.version === 'tools') {
+      out('  tools (helm, promtool, kubectl): FAILED');
+      continue;
+    }
+    const suiteTimes = r.records.filter((x) => x.kind === 'file');
+    out(`  Kubernetes ${r.version}: ${r.skipped ? 'NOT RUN (the phase limit was passed before it)' : r.ok ? 'passed' : 'FAILED'} in ${r.seconds}s ` +
+      `(mocha ${r.mochaSeconds}s, ${r.records.filter((x) => x.kind === 'test').length} tests)${r.overLimit ? ', stopped at the phase limit' : ''}`);
+    for (const s of [...suiteTimes].sort((a, b) => b.ms - a.ms)) out(`    ${pad(s.file.replace(/^test\/integration\//, ''), 36)} ${String(seconds(s.ms)).padStart(6)}s`);
+  }
+  const tests = results.flatMap((r) => r.records.filter((x) => x.kind === 'test').map((t) => ({ ...t, version: r.version })));
+  if (tests.length > 0) {
+    out('  the ten slowest tests:');
+    for (const t of [...tests].sort((a, b) => b.ms - a.ms).slice(0, 10)) {
+      out(`    ${String(seconds(t.ms)).padStart(6)}s  ${t.version}  ${t.title} (${t.file.replace(/^test\/integration\//, '')})`);
     }
   }
-  process.exitCode = results.every((r) => r.ok) ? 0 : 1;
+  const sortedLoads = [...loads].sort((a, b) => a - b);
+  if (sortedLoads.length > 0) {
+    const at = (q) => sortedLoads[Math.min(sortedLoads.length - 1, Math.floor(q * sortedLoads.length))].toFixed(2);
+    out(`  load average (1 min, every 10 s): median ${at(0.5)}, max ${at(1)}; integration phase ${phaseSpent}s of its ${INTEGRATION_LIMIT_SECONDS}s limit`);
+  }
+  for (const r of results) {
+    for (const f of r.records.filter((x) => x.kind === 'failure' || x.kind === 'unparsed')) {
+      out(`  failed on ${r.version}: ${f.title}${f.file === '' ? '' : ` (${f.file})`}`);
+      for (const line of String(f.message).split('\n')) out(`      ${line}`);
+    }
+  }
+  if (stoppedAtLimit) {
+    out(`test-integration: FAILED: the integration phase took longer than its limit of ${INTEGRATION_LIMIT_SECONDS}s ` +
+      '(INTEGRATION_LIMIT_SECONDS in scripts/test-integration.mjs); the suite times above say where it went');
+  }
+  process.exitCode = results.length > 0 && results.every((r) => r.ok) && !stoppedAtLimit ? 0 : 1;
 }
 
-await main().catch((err) => {
-  process.stderr.write(`test-integration: FAILED: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exitCode = 1;
-});
+const invokedDirectly = process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
+if (invokedDirectly) {
+  await main().catch((err) => {
+    process.stderr.write(`test-integration: FAILED: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -4,6 +4,9 @@
  * against a real API server: `kubectl podlife …` through kubectl's plugin mechanism, kubectl's
  * cluster flags, output formats, 80 columns, and completion through kubectl and through bash; and
  * `explain --unlabelled` naming the annotated pods without the managed label.
+ *
+ * @releases newest — the CLI as kubectl runs it; kubectl is built with the newest release only,
+ *   and nothing here is release-specific.
  */
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';

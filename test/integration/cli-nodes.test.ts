@@ -2,6 +2,9 @@
  * `podlife nodes` and `podlife explain node <name>` run as processes, from source, against a real
  * kube-apiserver with the NodeReadinessRule CRD installed from deploy/crds. No controller runs:
  * the CLI only reads, so what it prints is what the nodes and rules say at that moment.
+ *
+ * @releases newest — the CLI reads nodes and rules as plain API objects, the same on every
+ *   release.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

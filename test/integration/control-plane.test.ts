@@ -2,6 +2,9 @@
  * The test harness is the real thing: the pinned kube-apiserver validates, authorizes and stores;
  * the real Job controller creates pods; the simulated kubelet plays only the node's part; and
  * nothing outlives the harness.
+ *
+ * @releases every — the control plane serves the pinned release, and its own Job controller (which
+ *   differs by release) creates the pods.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -3,6 +3,8 @@
  * base from the pinned Debian packages and Node binary has the digest deploy/Dockerfile pins, two
  * independent builds give the same digests, and the image's own files run the controller as its
  * non-root user (chroot into the unpacked layers, no library of this host used).
+ *
+ * @releases newest — builds and runs the image; no Kubernetes at all.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

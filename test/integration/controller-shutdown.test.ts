@@ -2,6 +2,8 @@
  * The controller process ends promptly on SIGTERM, also when its API server cannot be reached
  * (a paused kube-apiserver: connections open, nothing answers) — a Deployment rollout or a node
  * drain must not wait out the pod's whole grace period for it.
+ *
+ * @releases newest — the controller's own shutdown against a paused API server.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -3,6 +3,9 @@
  * copy of a collection through API server restarts, a 30 s freeze (SIGSTOP) and etcd
  * compaction; the controller's queue reconciles every object; leader election hands over in
  * seconds; the event recorder folds repeats into a series.
+ *
+ * @releases newest — watch, list, leases and Events are GA APIs that behave alike on every
+ *   supported release.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

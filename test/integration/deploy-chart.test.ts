@@ -4,6 +4,9 @@
  * plain manifests' code makes of the same options — with default values, the objects of deploy/
  * except the differences the chart declares (CHART_DIFFERENCES). Then the rendered objects are
  * sent to a real API server as a strict server-side dry run, so every field must exist there.
+ *
+ * @releases every — the strict server-side dry run proves that every field the chart renders
+ *   exists in each release's API.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

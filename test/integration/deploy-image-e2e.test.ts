@@ -24,6 +24,9 @@
  * - the container env gains KUBERNETES_SERVICE_HOST/PORT, pointing at the node IP where the
  *   control plane relays to the API server: there is no kube-proxy, so the `kubernetes` Service's
  *   ClusterIP leads nowhere here, and a container's own env overrides the kubelet's.
+ *
+ * @releases newest — deploy/ and the chart on the real node; their schema is checked on every
+ *   release by deploy-chart, their RBAC by deploy-rbac.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

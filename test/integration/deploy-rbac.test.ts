@@ -9,6 +9,9 @@
  * server authorizes a WebSocket exec differs by release, and is asserted per release: the upgrade is
  * an HTTP GET, so `get` on pods/exec is always needed; from 1.35 the API server also checks `create`
  * (AuthorizePodWebsocketUpgradeCreatePermission, on by default), so neither verb alone suffices there.
+ *
+ * @releases every — how the API server authorizes a WebSocket exec differs by release (asserted
+ *   per release).
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

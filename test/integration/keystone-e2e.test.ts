@@ -3,6 +3,8 @@
  * skew. `native-sidecars: auto` converts sidecars at admission only when every node's kubelet is
  * >= 1.29; the simulated kubelet registers nodes that claim any version, here one at 1.28.
  * Everything podlife does to a container is proven on the real node in keystone-node.test.ts.
+ *
+ * @releases every — native-sidecar conversion decisions against kubelets of other releases (skew).
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

@@ -13,6 +13,9 @@
  * The simulated kubelet remains only in keystone-e2e.test.ts, for kubelet version skew (a node
  * with kubelet < 1.29 must keep `native-sidecars: auto` from converting), which one real node
  * cannot show.
+ *
+ * @releases every — the fallbacks (exec, ephemeral container, deletion) go through each release's
+ *   kubelet, whose handling of ephemeral containers and grace periods is its own.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -17,6 +17,9 @@
  *
  * Every scenario ends with the pod's containers no longer running on the node (runc's view), and
  * checks that podlife's Events regard `apiVersion: v1, kind: Pod`.
+ *
+ * @releases every — the restricted Pod Security profile at `latest` is the API server release's
+ *   own, and admits or refuses the ephemeral stop container by it.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

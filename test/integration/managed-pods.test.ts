@@ -3,6 +3,8 @@
  * `--managed-pods-only` caches only pods labelled `podlife.dev/managed: "true"` (the API server
  * filters), a pod marked by podlife's patch builders carries that label and so is seen, and an
  * annotated pod without it is counted and named rather than silently ignored.
+ *
+ * @releases newest — label-selected informers: GA list and watch, alike on every release.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

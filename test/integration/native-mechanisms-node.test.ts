@@ -12,6 +12,9 @@
  * - native sidecars `auto`: one stand-in Node object claims kubelet 1.28 (no kubelet behind it,
  *   tainted NoSchedule: this host cannot run a 1.28 kubelet against a 1.34+ control plane); a pod
  *   that may run there is left unconverted, one whose nodeSelector excludes it is converted.
+ *
+ * @releases every — what each kubelet declares (RestartPod in place from 1.36), the fallbacks
+ *   where a node lacks it, and kubelet skew.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

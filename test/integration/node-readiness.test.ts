@@ -7,6 +7,8 @@
  * node-readiness-node.test.ts. This suite keeps what one real node on this machine cannot give:
  * several nodes in one pool at once (the circuit breaker's share, cleanup across nodes that leave
  * a selector), the CRD's validation, and fleets of thousands of nodes (bench/).
+ *
+ * @releases newest — taints, conditions and the CRD are GA APIs, alike on every release.
  */
 import assert from 'node:assert/strict';
 import type { V1NodeCondition } from '@kubernetes/client-node';

@@ -3,6 +3,9 @@
  * kubernetes module registers and turns Ready, pods run real containers on a bridge that has no
  * way off this machine, a missing image fails locally, and a node leaves nothing behind, whether
  * it is stopped or its test process is killed outright.
+ *
+ * @releases every — the harness on each release: its kubelet registers, runs pods and reports that
+ *   release; every release-dependent suite stands on it.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -3,6 +3,8 @@
  * github.com/prometheus/prometheus by scripts/go-tools.mjs): `promtool check rules` on the plain
  * rule file and the chart's copy, and `promtool test rules` on the hand-written unit tests, whose
  * input series make each alert fire and not fire. A broken expectation must fail the run.
+ *
+ * @releases newest — promtool on the alerting rules; no Kubernetes at all.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

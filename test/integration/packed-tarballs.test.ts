@@ -8,6 +8,8 @@
  * - the injector-webhook, custom-controller and readiness-gate examples type-checked with
  *   `skipLibCheck: false` under `moduleResolution` nodenext and bundler, and run from the
  *   compiled output against a real API server.
+ *
+ * @releases newest — the packed npm packages installed and run; no release-specific behaviour.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -16,6 +16,9 @@
  * Where the kubelet's releases differ, each release's behaviour is asserted: from 1.37 (KEP-3085
  * GA) the kubelet reports `PodReadyToStartContainers=True` as soon as the sandbox is up, before it
  * pulls images, in a status that has no pod IP yet; before, the condition turns True with the IP.
+ *
+ * @releases every — what each kubelet writes: PodReadyToStartContainers before the pod IP from
+ *   1.37 only; explain reads each.
  */
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';

@@ -7,6 +7,9 @@
  *   kubelet recomputes on every pod change, so 200 rounds take seconds; not yet moved);
  * - a wait rejected by a deletion, a missing pod, and a wait across an API server restart, which
  *   involve no kubelet behaviour.
+ *
+ * @releases newest — API-level waits with the simulated kubelet: GA pod status, alike on every
+ *   release.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

@@ -1,6 +1,8 @@
 /**
  * The chaos soak's counters (test/soak/tally.ts), on hand-made kubelet records: each figure the
  * soak asserts can fail, and counts what it says it counts. Pure; no API server.
+ *
+ * @releases newest — pure: no API server.
  */
 import assert from 'node:assert/strict';
 import type { KubeletRecord } from '../support/kubelet.js';

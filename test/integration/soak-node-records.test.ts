@@ -2,6 +2,8 @@
  * The real-node soak's observations (test/soak/busybox.ts, node-records.ts): the busybox scripts
  * run by this host's busybox record what a container sees, and what the node shows becomes the
  * records the soak's tally counts. No API server.
+ *
+ * @releases newest — no API server.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -6,6 +6,9 @@
  * containerd, runc, busybox containers, exec strategy). Each runs as a process of its own (it
  * starts its own control plane, node and replicas) and passes only when its table shows no stuck
  * pod, no repeated stop, no sidecar stopped before a main and no unexpected Job failure.
+ *
+ * @releases newest — both 3-minute soak forms once per run (ADR 0255); the 10-minute forms stay
+ *   documented commands.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -10,6 +10,9 @@
  *
  * What arrived is what the container itself wrote, on a hostPath folder of its node, read after
  * the pod is gone.
+ *
+ * @releases every — container stop signals (an alpha gate) on each release's API server and
+ *   kubelet.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

@@ -4,6 +4,9 @@
  * it (its WatchList feature turned off), and the two ways either can fail before it is complete:
  * the API server restarting (mid-stream, mid-page), and 410 Gone when etcd compacts away the
  * revision the stream or the next page is read at.
+ *
+ * @releases every — the streaming list (WatchList, beta) is each API server release's own: whether
+ *   it serves it by default and how it ends the initial events.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

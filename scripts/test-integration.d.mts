@@ -1,0 +1,9 @@
+// Types for test-integration.mjs, so that the TypeScript suites can import it.
+export declare const INTEGRATION_LIMIT_SECONDS: number;
+export interface SuiteTag {
+  name: string;
+  file: string;
+  releases: 'every' | 'newest';
+}
+export declare function readSuiteTags(dir?: string): SuiteTag[];
+export declare function plan(versions: string[], suites: SuiteTag[], opts?: { full?: boolean; only?: string[] }): { version: string; suites: SuiteTag[] }[];
