@@ -2,8 +2,8 @@
 // scripts/test-integration.mjs can close a long run with what failed and where the time went:
 // - PODLIFE_FAILURES_FILE: each failure (`kind: 'failure'`, title, file, first lines of its error);
 // - PODLIFE_TIMINGS_FILE: each passed or failed test's duration (`kind: 'test'`) and each file's
-//   wall time (`kind: 'file'`: from its first top-level suite's start to its last one's end, hooks
-//   included, so a suite that starts a node pays for it here).
+//   top-level suites' wall times (`kind: 'file'`, one record per suite, hooks included, so a suite
+//   that starts a node pays for it here).
 'use strict';
 const { appendFileSync } = require('node:fs');
 const Mocha = require('mocha');
@@ -34,21 +34,15 @@ class SpecWithFailureFile extends Mocha.reporters.Spec {
     runner.on(EVENT_TEST_FAIL, (test) => {
       if (test.type === 'test') onTest(test);
     });
-    // A file's suites run one after another: its wall time is the span of its top-level suites.
-    const spans = new Map();
+    // Each top-level suite's span, written as it ends (a run stopped midway keeps what finished);
+    // the runner adds up the spans of one file.
+    const started = new Map();
     runner.on(EVENT_SUITE_BEGIN, (suite) => {
-      if (suite.root || !suite.parent?.root || suite.file === undefined) return;
-      const span = spans.get(suite.file) ?? { start: Date.now(), ms: 0 };
-      span.start = Date.now();
-      spans.set(suite.file, span);
+      if (!suite.root && suite.parent?.root && suite.file !== undefined) started.set(suite, Date.now());
     });
     runner.on(EVENT_SUITE_END, (suite) => {
-      if (suite.root || !suite.parent?.root || suite.file === undefined) return;
-      const span = spans.get(suite.file);
-      if (span) span.ms += Date.now() - span.start;
-    });
-    runner.once(Mocha.Runner.constants.EVENT_RUN_END, () => {
-      for (const [file, span] of spans) write({ kind: 'file', file: relative(file), ms: span.ms });
+      const at = started.get(suite);
+      if (at !== undefined) write({ kind: 'file', file: relative(suite.file), ms: Date.now() - at });
     });
   }
 }

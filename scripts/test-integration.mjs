@@ -26,6 +26,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
+import { createInterface } from 'node:readline';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VERSION_ENV, selectedKubernetesVersion, supportedKubernetesVersions } from './control-plane-assets.mjs';
@@ -42,6 +43,28 @@ const suitesDir = join(repoRoot, 'test', 'integration');
 export const INTEGRATION_LIMIT_SECONDS = 1_500;
 
 const RELEASE_TAGS = ['every', 'newest'];
+
+/**
+ * How many mocha processes run at once: 1, or 2 (the real-node suites in one lane and the suites
+ * that need only an API server beside them, each lane on a control plane of its own). What was
+ * measured each way is in docs/adr/0255; PODLIFE_INTEGRATION_LANES overrides it for one run.
+ */
+export const DEFAULT_LANES = 1;
+
+function laneSetting() {
+  const raw = (process.env.PODLIFE_INTEGRATION_LANES ?? '').trim();
+  if (raw === '') return DEFAULT_LANES;
+  if (raw !== '1' && raw !== '2') throw new Error(`PODLIFE_INTEGRATION_LANES=${raw}: say 1 (one suite at a time) or 2 (real-node and API-server suites side by side)`);
+  return Number(raw);
+}
+
+/**
+ * Whether a suite runs a real node: it imports the node harness (test/support/node.ts), or its
+ * header says `@real-node` (a suite whose child process starts the node). Only the lanes read this.
+ */
+function needsRealNode(text, header) {
+  return /from '\.\.\/support\/node\.js'/.test(text) || /@real-node\b/.test(header);
+}
 
 /** The matrix: the oldest and the newest release this checkout pins, oldest first. */
 function matrixVersions() {
@@ -72,14 +95,15 @@ export function readSuiteTags(dir = suitesDir) {
   const suites = [];
   const problems = [];
   for (const file of files) {
-    const header = readFileSync(join(dir, file), 'utf8').split('\n').slice(0, 60).join('\n');
+    const text = readFileSync(join(dir, file), 'utf8');
+    const header = text.split('\n').slice(0, 60).join('\n');
     const tags = [...header.matchAll(/@releases\s+(\S+)/g)].map((m) => m[1]);
     if (tags.length !== 1 || !RELEASE_TAGS.includes(tags[0])) {
       problems.push(`${file}: ${tags.length === 0 ? 'declares no' : `declares ${tags.map((t) => `"${t}"`).join(', ')} as its`} releases; ` +
         `its header comment must say \`@releases every\` (its behaviour depends on the release) or \`@releases newest\``);
       continue;
     }
-    suites.push({ name: file.replace(/\.test\.ts$/, ''), file: join('test', 'integration', file), releases: tags[0] });
+    suites.push({ name: file.replace(/\.test\.ts$/, ''), file: join('test', 'integration', file), releases: tags[0], realNode: needsRealNode(text, header) });
   }
   if (problems.length > 0) throw new Error(`every integration suite declares where it runs (docs/adr/0255):\n  ${problems.join('\n  ')}`);
   return suites;
@@ -101,9 +125,12 @@ export function plan(versions, suites, { full = false, only } = {}) {
   })).filter((step) => step.suites.length > 0);
 }
 
-function run(cmd, args, env, { limitAt } = {}) {
+function run(cmd, args, env, { limitAt, onLine } = {}) {
   return new Promise((resolvePromise) => {
-    const child = spawn(cmd, args, { cwd: repoRoot, env, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn(cmd, args, { cwd: repoRoot, env, stdio: ['ignore', onLine ? 'pipe' : 'inherit', onLine ? 'pipe' : 'inherit'] });
+    if (onLine) {
+      for (const stream of [child.stdout, child.stderr]) createInterface({ input: stream, crlfDelay: Infinity }).on('line', onLine);
+    }
     let overLimit = false;
     const timer = limitAt === undefined ? undefined : setTimeout(() => {
       overLimit = true;
@@ -123,7 +150,8 @@ function run(cmd, args, env, { limitAt } = {}) {
       if (timer) clearTimeout(timer);
       resolvePromise({ code: 1, overLimit });
     });
-    child.on('exit', (code, signal) => {
+    // 'close', not 'exit': a piped child's last lines are read by then.
+    child.on('close', (code, signal) => {
       if (timer) clearTimeout(timer);
       resolvePromise({ code: code ?? (signal ? 1 : 0), overLimit });
     });
@@ -151,80 +179,110 @@ function pad(text, width) {
   return text.length >= width ? text : text + ' '.repeat(width - text.length);
 }
 
+/** Runs `cmd args`; with a prefix, each line it prints is prefixed (two lanes print at once). */
+function runPrefixed(cmd, args, env, prefix, opts) {
+  if (prefix === undefined) return run(cmd, args, env, opts);
+  return run(cmd, args, env, { ...opts, onLine: (line) => process.stderr.write(`${prefix} ${line}\n`) });
+}
+
+/** A release's suites split by what they need, when two lanes run at once. */
+function lanesOf(step, laneCount) {
+  if (laneCount === 1) return [{ lane: 'all', suites: step.suites }];
+  return [
+    { lane: 'node', suites: step.suites.filter((s) => s.realNode) },
+    { lane: 'api', suites: step.suites.filter((s) => !s.realNode) },
+  ].filter((j) => j.suites.length > 0);
+}
+
 async function main() {
   const versions = matrixVersions();
   const suites = readSuiteTags();
   const only = (process.env.PODLIFE_SUITES ?? '').trim() === '' ? undefined : process.env.PODLIFE_SUITES.split(',').map((s) => s.trim().replace(/\.test\.ts$/, ''));
   const full = process.env.PODLIFE_FULL_MATRIX === '1';
+  const laneCount = laneSetting();
   const steps = plan(versions, suites, { full, only });
   const mochaArgs = process.argv.slice(2);
+  const out = (line) => process.stderr.write(`${line}\n`);
 
-  process.stderr.write(`test-integration: the plan (${full ? 'PODLIFE_FULL_MATRIX=1: every suite on every release' : '@releases tags; docs/adr/0255'}), ` +
-    `integration phase limit ${INTEGRATION_LIMIT_SECONDS}s\n`);
-  for (const step of steps) {
-    process.stderr.write(`  Kubernetes ${step.version}: ${step.suites.length} suites: ${step.suites.map((s) => s.name).join(', ')}\n`);
-  }
+  out(`test-integration: the plan (${full ? 'PODLIFE_FULL_MATRIX=1: every suite on every release' : '@releases tags; docs/adr/0255'}; ` +
+    `${laneCount === 1 ? 'one suite at a time' : 'real-node suites in one lane, API-server suites beside them in another'}), ` +
+    `integration phase limit ${INTEGRATION_LIMIT_SECONDS}s`);
+  for (const step of steps) out(`  Kubernetes ${step.version}: ${step.suites.length} suites: ${step.suites.map((s) => s.name).join(', ')}`);
   const newestOnly = suites.filter((s) => s.releases === 'newest' && (only === undefined || only.includes(s.name)));
-  if (!full && steps.length > 1 && newestOnly.length > 0) {
-    process.stderr.write(`  (on ${steps[steps.length - 1].version} only: ${newestOnly.map((s) => s.name).join(', ')})\n`);
-  }
+  if (!full && steps.length > 1 && newestOnly.length > 0) out(`  (on ${steps[steps.length - 1].version} only: ${newestOnly.map((s) => s.name).join(', ')})`);
 
   const work = mkdtempSync(join(tmpdir(), 'podlife-integration-'));
   const buildTimes = join(work, 'builds.jsonl');
   const baseEnv = { ...process.env, PODLIFE_BUILD_TIMES: buildTimes };
-  const results = [];
-  let phaseSpent = 0;
-  let stoppedAtLimit = false;
   const loads = [];
   const sampler = setInterval(() => loads.push(loadavg()[0]), 10_000);
   sampler.unref();
 
-  // The tools come first: kubectl is built with the newest release's control plane.
+  // Builds first, all of them: kubelets of other releases run beside a release's control plane
+  // (native-mechanisms-node), and no suite should share the cores with a compiler.
+  const buildsStart = Date.now();
+  const ready = new Map();
   const tools = await run(process.execPath, [join(repoRoot, 'scripts', 'go-tools.mjs')], baseEnv);
-  if (tools.code !== 0) {
-    results.push({ version: 'tools', ok: false, seconds: 0, mochaSeconds: 0, records: [] });
-  } else {
-    for (const step of steps) {
-      const started = Date.now();
-      const recordsFile = join(work, `${step.version}.jsonl`);
-      const env = { ...baseEnv, [VERSION_ENV]: step.version, PODLIFE_FAILURES_FILE: recordsFile, PODLIFE_TIMINGS_FILE: recordsFile };
-      process.stderr.write(`test-integration: Kubernetes ${step.version} (${steps.indexOf(step) + 1} of ${steps.length}): ${step.suites.length} suites\n`);
-      let outcome = await run(process.execPath, [join(repoRoot, 'scripts', 'node-assets.mjs'), '--containerd-v2'], env);
-      let mochaSeconds = 0;
-      if (outcome.code === 0 && !stoppedAtLimit) {
-        const mocha = join(repoRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');
-        const reporter = join(repoRoot, 'scripts', 'mocha-spec-failures.cjs');
-        const mochaStart = Date.now();
-        outcome = await run(process.execPath, [mocha, '--config', '.mocharc.integration.json', '--reporter', reporter, ...mochaArgs, ...step.suites.map((s) => s.file)], env,
-          { limitAt: mochaStart + (INTEGRATION_LIMIT_SECONDS - phaseSpent) * 1000 });
-        mochaSeconds = Math.round((Date.now() - mochaStart) / 1000);
-        phaseSpent += mochaSeconds;
-        if (outcome.overLimit) stoppedAtLimit = true;
-      } else if (stoppedAtLimit) {
-        outcome = { code: 1 };
-      }
-      results.push({ version: step.version, ok: outcome.code === 0, overLimit: outcome.overLimit === true, skipped: stoppedAtLimit && mochaSeconds === 0,
-        seconds: Math.round((Date.now() - started) / 1000), mochaSeconds, records: readJsonLines(recordsFile) });
-    }
+  for (const step of steps) {
+    out(`test-integration: Kubernetes ${step.version}: binaries and node assets`);
+    const assets = tools.code === 0
+      ? await run(process.execPath, [join(repoRoot, 'scripts', 'node-assets.mjs'), '--containerd-v2'], { ...baseEnv, [VERSION_ENV]: step.version })
+      : tools;
+    ready.set(step.version, assets.code === 0);
   }
+  const buildsSeconds = Math.round((Date.now() - buildsStart) / 1000);
+
+  // Then the suites: each lane runs its jobs one after another, the lanes at the same time.
+  const phaseStart = Date.now();
+  const limitAt = phaseStart + INTEGRATION_LIMIT_SECONDS * 1000;
+  let stoppedAtLimit = false;
+  const jobs = steps.flatMap((step) => lanesOf(step, laneCount).map((j) => ({ ...j, version: step.version, records: join(work, `${step.version}-${j.lane}.jsonl`) })));
+  const laneNames = [...new Set(jobs.map((j) => j.lane))];
+  const mocha = join(repoRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');
+  const reporter = join(repoRoot, 'scripts', 'mocha-spec-failures.cjs');
+  await Promise.all(laneNames.map(async (lane) => {
+    for (const job of jobs.filter((j) => j.lane === lane)) {
+      if (!ready.get(job.version)) {
+        job.outcome = 'not built';
+        continue;
+      }
+      if (stoppedAtLimit || Date.now() >= limitAt) {
+        job.outcome = 'not run';
+        stoppedAtLimit = true;
+        continue;
+      }
+      const started = Date.now();
+      const prefix = laneCount === 1 ? undefined : `[${job.version} ${lane}]`;
+      out(`test-integration: Kubernetes ${job.version}${prefix === undefined ? '' : `, ${lane} lane`}: ${job.suites.length} suites`);
+      const env = { ...baseEnv, [VERSION_ENV]: job.version, PODLIFE_FAILURES_FILE: job.records, PODLIFE_TIMINGS_FILE: job.records };
+      const r = await runPrefixed(process.execPath, [mocha, '--config', '.mocharc.integration.json', '--reporter', reporter, ...mochaArgs, ...job.suites.map((s) => s.file)], env, prefix, { limitAt });
+      job.seconds = Math.round((Date.now() - started) / 1000);
+      job.outcome = r.code === 0 ? 'passed' : 'FAILED';
+      if (r.overLimit) {
+        stoppedAtLimit = true;
+        job.outcome = 'FAILED, stopped at the phase limit';
+      }
+    }
+  }));
+  const phaseSeconds = Math.round((Date.now() - phaseStart) / 1000);
   clearInterval(sampler);
+  for (const job of jobs) job.recordList = readJsonLines(job.records);
   const builds = readJsonLines(buildTimes);
   rmSync(work, { recursive: true, force: true });
 
-  const out = (line) => process.stderr.write(`${line}\n`);
   out('\ntest-integration: summary');
-  out(`  builds this run: ${builds.length === 0 ? 'none (every binary came from the cache)' : builds.map((b) => `${b.what} ${b.seconds}s`).join(', ')}`);
-  for (const r of results) {
-    if (r.version === 'tools') {
-      out('  tools (helm, promtool, kubectl): FAILED');
-      continue;
+  out(`  builds: ${buildsSeconds}s; ${builds.length === 0 ? 'nothing built (every binary came from the cache)' : builds.map((b) => `${b.what} ${b.seconds}s`).join(', ')}`);
+  if (tools.code !== 0) out('  tools (helm, promtool, kubectl): FAILED');
+  for (const job of jobs) {
+    const tests = job.recordList.filter((x) => x.kind === 'test').length;
+    out(`  Kubernetes ${job.version}${laneCount === 1 ? '' : ` (${job.lane} lane)`}: ${job.outcome}${job.seconds === undefined ? '' : ` in ${job.seconds}s, ${tests} tests`}`);
+    const byFile = new Map();
+    for (const x of job.recordList.filter((r) => r.kind === 'file')) byFile.set(x.file, (byFile.get(x.file) ?? 0) + x.ms);
+    for (const s of [...byFile].map(([file, ms]) => ({ file, ms })).sort((a, b) => b.ms - a.ms)) {
+      out(`    ${pad(s.file.replace(/^test\/integration\//, ''), 36)} ${String(seconds(s.ms)).padStart(6)}s`);
     }
-    const suiteTimes = r.records.filter((x) => x.kind === 'file');
-    out(`  Kubernetes ${r.version}: ${r.skipped ? 'NOT RUN (the phase limit was passed before it)' : r.ok ? 'passed' : 'FAILED'} in ${r.seconds}s ` +
-      `(mocha ${r.mochaSeconds}s, ${r.records.filter((x) => x.kind === 'test').length} tests)${r.overLimit ? ', stopped at the phase limit' : ''}`);
-    for (const s of [...suiteTimes].sort((a, b) => b.ms - a.ms)) out(`    ${pad(s.file.replace(/^test\/integration\//, ''), 36)} ${String(seconds(s.ms)).padStart(6)}s`);
   }
-  const tests = results.flatMap((r) => r.records.filter((x) => x.kind === 'test').map((t) => ({ ...t, version: r.version })));
+  const tests = jobs.flatMap((j) => j.recordList.filter((x) => x.kind === 'test').map((t) => ({ ...t, version: j.version })));
   if (tests.length > 0) {
     out('  the ten slowest tests:');
     for (const t of [...tests].sort((a, b) => b.ms - a.ms).slice(0, 10)) {
@@ -232,13 +290,11 @@ async function main() {
     }
   }
   const sortedLoads = [...loads].sort((a, b) => a - b);
-  if (sortedLoads.length > 0) {
-    const at = (q) => sortedLoads[Math.min(sortedLoads.length - 1, Math.floor(q * sortedLoads.length))].toFixed(2);
-    out(`  load average (1 min, every 10 s): median ${at(0.5)}, max ${at(1)}; integration phase ${phaseSpent}s of its ${INTEGRATION_LIMIT_SECONDS}s limit`);
-  }
-  for (const r of results) {
-    for (const f of r.records.filter((x) => x.kind === 'failure' || x.kind === 'unparsed')) {
-      out(`  failed on ${r.version}: ${f.title}${f.file === '' ? '' : ` (${f.file})`}`);
+  const at = (q) => sortedLoads.length === 0 ? 'n/a' : sortedLoads[Math.min(sortedLoads.length - 1, Math.floor(q * sortedLoads.length))].toFixed(2);
+  out(`  integration phase: ${phaseSeconds}s of its ${INTEGRATION_LIMIT_SECONDS}s limit; load average (1 min, sampled every 10 s over builds and suites): median ${at(0.5)}, max ${at(1)}`);
+  for (const job of jobs) {
+    for (const f of job.recordList.filter((x) => x.kind === 'failure' || x.kind === 'unparsed')) {
+      out(`  failed on ${job.version}: ${f.title}${f.file === '' ? '' : ` (${f.file})`}`);
       for (const line of String(f.message).split('\n')) out(`      ${line}`);
     }
   }
@@ -246,7 +302,8 @@ async function main() {
     out(`test-integration: FAILED: the integration phase took longer than its limit of ${INTEGRATION_LIMIT_SECONDS}s ` +
       '(INTEGRATION_LIMIT_SECONDS in scripts/test-integration.mjs); the suite times above say where it went');
   }
-  process.exitCode = results.length > 0 && results.every((r) => r.ok) && !stoppedAtLimit ? 0 : 1;
+  const ok = tools.code === 0 && jobs.length > 0 && jobs.every((j) => j.outcome === 'passed') && !stoppedAtLimit;
+  process.exitCode = ok ? 0 : 1;
 }
 
 const invokedDirectly = process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
