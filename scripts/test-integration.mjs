@@ -11,16 +11,21 @@
 //   a file that declares neither (or something else) stops the run before anything starts, naming
 //   the file; PODLIFE_FULL_MATRIX=1 runs every suite on every release (a release's own check);
 // - the plan (each release, its suites) is printed before anything is built or started;
-// - the tools the suites run (helm, promtool, kubectl) and each release's binaries and node assets
-//   (containerd v2 included) are provided before that release's suites (built once, then cached);
-// - every release runs even when an earlier one failed; the exit code is non-zero if any failed;
-// - the integration phase (mocha's runs, not the builds) has one limit, INTEGRATION_LIMIT_SECONDS
-//   below: past it the running mocha is stopped and the run fails saying so, long before CI's
-//   own limit would end it without a word;
-// - the closing summary names each release with its outcome and time, each build and how long it
-//   took, each suite's wall time per release, the ten slowest tests and the load average, and
-//   repeats each failed test (title, file, first lines of its error), so the end of the log says
-//   what failed where and where the time went;
+// - every build comes first: the tools the suites run (helm, promtool, kubectl) and each release's
+//   binaries and node assets (containerd v2 included), built once, then cached; a release whose
+//   build failed runs nothing and fails the run;
+// - then the suites, in two lanes at once (DEFAULT_LANES): the suites that run a real node in one
+//   mocha process, those that need only an API server in another, each lane oldest release first
+//   and each line of its output prefixed with `[release lane]`; PODLIFE_INTEGRATION_LANES=1 runs
+//   one mocha process at a time;
+// - every job runs even when an earlier one failed; the exit code is non-zero if any failed;
+// - the integration phase (the suites, not the builds) has one limit, INTEGRATION_LIMIT_SECONDS
+//   below: past it the running mocha processes are stopped and the run fails saying so, long
+//   before CI's own limit would end it without a word;
+// - the closing summary names each build and how long it took, each release and lane with its
+//   outcome, each suite's wall time, the ten slowest tests, the phase against its limit and the
+//   load average, and repeats each failed test (title, file, first lines of its error), so the end
+//   of the log says what failed where and where the time went;
 // - extra arguments go to mocha (e.g. `--grep`); PODLIFE_SUITES=a,b (file names without
 //   `.test.ts`) narrows the plan to those suites.
 import { spawn } from 'node:child_process';
