@@ -40,7 +40,8 @@ const REQUIRED_FROM_ENV = ['etcd', 'kube-apiserver'];
 
 const releasePattern = /^v(\d+)\.(\d+)\.(\d+)$/;
 
-function compareReleases(a, b) {
+/** Orders releases `vMAJOR.MINOR.PATCH`, oldest first. */
+export function compareReleases(a, b) {
   const pa = releasePattern.exec(a).slice(1).map(Number);
   const pb = releasePattern.exec(b).slice(1).map(Number);
   return pa[0] - pb[0] || pa[1] - pb[1] || pa[2] - pb[2];

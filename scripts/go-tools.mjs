@@ -125,7 +125,11 @@ export async function ensureGoTool(name, opts = {}) {
   if (spec.withControlPlane) {
     const { dir, source } = await ensureControlPlaneAssets({ kubernetes: version, log });
     const path = join(dir, name);
-    if (!existsSync(path)) throw new Error(`${path} is missing: the Go module of Kubernetes ${version} does not list cmd/${name} as a tool`);
+    if (!existsSync(path)) {
+      throw new Error(source === 'env'
+        ? `KUBEBUILDER_ASSETS=${dir} has no ${name}; set ${spec.env} to one`
+        : `${path} is missing: the Go module of Kubernetes ${version} does not list cmd/${name} as a tool`);
+    }
     return { path, version, source: source === 'built' ? 'built' : 'cache' };
   }
 

@@ -34,7 +34,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { VERSION_ENV, selectedKubernetesVersion, supportedKubernetesVersions } from './control-plane-assets.mjs';
+import { VERSION_ENV, compareReleases, selectedKubernetesVersion, supportedKubernetesVersions } from './control-plane-assets.mjs';
 import { seconds } from './go-build.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -89,12 +89,6 @@ function matrixVersions() {
   return [...new Set([supported[0], supported[supported.length - 1]])];
 }
 
-function releaseOrder(a, b) {
-  const pa = a.slice(1).split('.').map(Number);
-  const pb = b.slice(1).split('.').map(Number);
-  return pa[0] - pb[0] || pa[1] - pb[1] || pa[2] - pb[2];
-}
-
 /** Each suite file and the releases it declares; throws naming every file without a valid tag. */
 export function readSuiteTags(dir = suitesDir) {
   const files = readdirSync(dir).filter((f) => f.endsWith('.test.ts')).sort();
@@ -117,7 +111,7 @@ export function readSuiteTags(dir = suitesDir) {
 
 /** The plan: for each release of the run, oldest first, the suites that run on it. */
 export function plan(versions, suites, { full = false, only } = {}) {
-  const sorted = [...versions].sort(releaseOrder);
+  const sorted = [...versions].sort(compareReleases);
   const newest = sorted[sorted.length - 1];
   let chosen = suites;
   if (only !== undefined) {
@@ -141,15 +135,9 @@ function run(cmd, args, env, { limitAt, onLine } = {}) {
     const timer = limitAt === undefined ? undefined : setTimeout(() => {
       overLimit = true;
       process.stderr.write(`\ntest-integration: the integration phase passed its limit of ${INTEGRATION_LIMIT_SECONDS}s (INTEGRATION_LIMIT_SECONDS in scripts/test-integration.mjs); stopping mocha\n`);
-      try {
-        // The harness stops what it started on SIGTERM (test/support/processes.ts).
-        child.kill('SIGTERM');
-      } catch {
-        // already gone
-      }
-      setTimeout(() => {
-        child.kill('SIGKILL');
-      }, 30_000).unref();
+      // The harness stops what it started on SIGTERM (test/support/processes.ts).
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 30_000).unref();
     }, Math.max(0, limitAt - Date.now()));
     child.on('error', (err) => {
       process.stderr.write(`test-integration: ${cmd}: ${err.message}\n`);
@@ -183,12 +171,6 @@ function readJsonLines(file) {
 
 function pad(text, width) {
   return text.length >= width ? text : text + ' '.repeat(width - text.length);
-}
-
-/** Runs `cmd args`; with a prefix, each line it prints is prefixed (two lanes print at once). */
-function runPrefixed(cmd, args, env, prefix, opts) {
-  if (prefix === undefined) return run(cmd, args, env, opts);
-  return run(cmd, args, env, { ...opts, onLine: (line) => process.stderr.write(`${prefix} ${line}\n`) });
 }
 
 /** A release's suites split by what they need, when two lanes run at once. */
@@ -261,7 +243,9 @@ async function main() {
       const prefix = laneCount === 1 ? undefined : `[${job.version} ${lane}]`;
       out(`test-integration: Kubernetes ${job.version}${prefix === undefined ? '' : `, ${lane} lane`}: ${job.suites.length} suites`);
       const env = { ...baseEnv, [VERSION_ENV]: job.version, PODLIFE_FAILURES_FILE: job.records, PODLIFE_TIMINGS_FILE: job.records };
-      const r = await runPrefixed(process.execPath, [mocha, '--config', '.mocharc.integration.json', '--reporter', reporter, ...mochaArgs, ...job.suites.map((s) => s.file)], env, prefix, { limitAt });
+      // Two lanes print at once: each line says which it came from.
+      const onLine = prefix === undefined ? undefined : (line) => process.stderr.write(`${prefix} ${line}\n`);
+      const r = await run(process.execPath, [mocha, '--config', '.mocharc.integration.json', '--reporter', reporter, ...mochaArgs, ...job.suites.map((s) => s.file)], env, { limitAt, onLine });
       job.seconds = Math.round((Date.now() - started) / 1000);
       job.outcome = r.code === 0 ? 'passed' : 'FAILED';
       if (r.overLimit) {
