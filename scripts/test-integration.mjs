@@ -5,7 +5,10 @@
 // alone names one).
 //
 // Guarantees:
-// - every file in test/integration/ declares in its header where it runs, with one of
+// - every suite lives in a folder of test/integration/ that says what it runs on (SUITE_FOLDERS:
+//   api/, node/, deploy/, soak/); a suite elsewhere, a suite name used twice, or a suite that starts
+//   a real node outside node/ without saying `@real-node` in its header stops the run, naming the file;
+// - every suite declares in its header where it runs, with one of
 //     `@releases every`   on every release of the run (its behaviour depends on the release),
 //     `@releases newest`  on the newest release of the run only;
 //   a file that declares neither (or something else) stops the run before anything starts, naming
@@ -27,12 +30,12 @@
 //   load average, and repeats each failed test (title, file, first lines of its error), so the end
 //   of the log says what failed where and where the time went;
 // - extra arguments go to mocha (e.g. `--grep`); PODLIFE_SUITES=a,b (file names without
-//   `.test.ts`) narrows the plan to those suites.
+//   `.test.ts`, wherever they are) or folders (`node/`) narrows the plan to those suites.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VERSION_ENV, compareReleases, selectedKubernetesVersion, supportedKubernetesVersions } from './control-plane-assets.mjs';
 import { seconds } from './go-build.mjs';
@@ -51,6 +54,17 @@ export const INTEGRATION_LIMIT_SECONDS = 1_200;
 const RELEASE_TAGS = ['every', 'newest'];
 
 /**
+ * The folders of test/integration/, each named for what its suites run on. The lanes read one
+ * thing from it: every suite under node/ runs a real node.
+ */
+export const SUITE_FOLDERS = {
+  api: 'an API server (and at most the simulated kubelet)',
+  node: 'a real node (kubelet, containerd, runc)',
+  deploy: 'what podlife ships: packages, image, chart, manifests, rules',
+  soak: 'the chaos soak and its counters',
+};
+
+/**
  * How many mocha processes run at once: 1, or 2 (the real-node suites in one lane and the suites
  * that need only an API server beside them, each lane on a control plane of its own). What was
  * measured each way is in docs/adr/0255; PODLIFE_INTEGRATION_LANES overrides it for one run.
@@ -64,12 +78,9 @@ function laneSetting() {
   return Number(raw);
 }
 
-/**
- * Whether a suite runs a real node: it imports the node harness (test/support/node.ts), or its
- * header says `@real-node` (a suite whose child process starts the node). Only the lanes read this.
- */
-function needsRealNode(text, header) {
-  return /from '\.\.\/support\/node\.js'/.test(text) || /@real-node\b/.test(header);
+/** Whether the suite's code starts a real node (the node harness's entry points). */
+function startsRealNode(text) {
+  return /\b(?:startNode|sharedRealCluster)\s*\(/.test(text);
 }
 
 /** The matrix: the oldest and the newest release this checkout pins, oldest first. */
@@ -89,23 +100,57 @@ function matrixVersions() {
   return [...new Set([supported[0], supported[supported.length - 1]])];
 }
 
-/** Each suite file and the releases it declares; throws naming every file without a valid tag. */
+/** Each `.test.ts` under dir, as paths relative to it (with `/`), sorted. */
+function suiteFiles(dir, under = '') {
+  const found = [];
+  for (const entry of readdirSync(join(dir, under)).sort()) {
+    const path = under === '' ? entry : `${under}/${entry}`;
+    if (statSync(join(dir, path)).isDirectory()) found.push(...suiteFiles(dir, path));
+    else if (entry.endsWith('.test.ts')) found.push(path);
+  }
+  return found;
+}
+
+/**
+ * Each suite under dir (its folders, SUITE_FOLDERS) and the releases it declares; throws naming
+ * every file without a valid tag, outside a folder, with a name another suite has, or starting a
+ * real node outside node/ without `@real-node`.
+ */
 export function readSuiteTags(dir = suitesDir) {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.test.ts')).sort();
   const suites = [];
   const problems = [];
-  for (const file of files) {
-    const text = readFileSync(join(dir, file), 'utf8');
+  const seen = new Map();
+  for (const path of suiteFiles(dir)) {
+    const parts = path.split('/');
+    const folder = parts.length === 2 ? parts[0] : undefined;
+    const name = parts[parts.length - 1].replace(/\.test\.ts$/, '');
+    if (folder === undefined || !Object.hasOwn(SUITE_FOLDERS, folder)) {
+      problems.push(`${path}: a suite lives in one of test/integration/${Object.keys(SUITE_FOLDERS).join('/, ')}/ ` +
+        `(${Object.entries(SUITE_FOLDERS).map(([f, what]) => `${f}: ${what}`).join('; ')})`);
+      continue;
+    }
+    if (seen.has(name)) {
+      problems.push(`${path}: its name is also ${seen.get(name)}'s; PODLIFE_SUITES selects by name, so each suite needs its own`);
+      continue;
+    }
+    seen.set(name, path);
+    const text = readFileSync(join(dir, path), 'utf8');
     const header = text.split('\n').slice(0, 60).join('\n');
     const tags = [...header.matchAll(/@releases\s+(\S+)/g)].map((m) => m[1]);
     if (tags.length !== 1 || !RELEASE_TAGS.includes(tags[0])) {
-      problems.push(`${file}: ${tags.length === 0 ? 'declares no' : `declares ${tags.map((t) => `"${t}"`).join(', ')} as its`} releases; ` +
+      problems.push(`${path}: ${tags.length === 0 ? 'declares no' : `declares ${tags.map((t) => `"${t}"`).join(', ')} as its`} releases; ` +
         `its header comment must say \`@releases every\` (its behaviour depends on the release) or \`@releases newest\``);
       continue;
     }
-    suites.push({ name: file.replace(/\.test\.ts$/, ''), file: join('test', 'integration', file), releases: tags[0], realNode: needsRealNode(text, header) });
+    const tagged = /@real-node\b/.test(header);
+    if (folder !== 'node' && !tagged && startsRealNode(text)) {
+      problems.push(`${path}: starts a real node, so it runs in the node lane: move it to node/, or say \`@real-node\` in its header`);
+      continue;
+    }
+    const file = relative(repoRoot, join(dir, path)).split(sep).join('/');
+    suites.push({ name, folder, file, releases: tags[0], realNode: folder === 'node' || tagged });
   }
-  if (problems.length > 0) throw new Error(`every integration suite declares where it runs (docs/adr/0255):\n  ${problems.join('\n  ')}`);
+  if (problems.length > 0) throw new Error(`every integration suite declares where it runs (docs/adr/0255, CONTRIBUTING.md):\n  ${problems.join('\n  ')}`);
   return suites;
 }
 
@@ -115,9 +160,14 @@ export function plan(versions, suites, { full = false, only } = {}) {
   const newest = sorted[sorted.length - 1];
   let chosen = suites;
   if (only !== undefined) {
-    const unknown = only.filter((n) => !suites.some((s) => s.name === n));
-    if (unknown.length > 0) throw new Error(`PODLIFE_SUITES names no suite ${unknown.join(', ')}; suites: ${suites.map((s) => s.name).join(', ')}`);
-    chosen = suites.filter((s) => only.includes(s.name));
+    // A name ending in `/` is a folder: every suite in it.
+    const selects = (n, s) => (n.endsWith('/') ? s.folder === n.slice(0, -1) : s.name === n);
+    const unknown = only.filter((n) => !suites.some((s) => selects(n, s)));
+    if (unknown.length > 0) {
+      throw new Error(`PODLIFE_SUITES names no suite ${unknown.join(', ')}; suites: ${suites.map((s) => s.name).join(', ')}; ` +
+        `folders: ${[...new Set(suites.map((s) => `${s.folder}/`))].join(', ')}`);
+    }
+    chosen = suites.filter((s) => only.some((n) => selects(n, s)));
   }
   return sorted.map((version) => ({
     version,
@@ -196,7 +246,8 @@ async function main() {
     `${laneCount === 1 ? 'one suite at a time' : 'real-node suites in one lane, API-server suites beside them in another'}), ` +
     `integration phase limit ${INTEGRATION_LIMIT_SECONDS}s`);
   for (const step of steps) out(`  Kubernetes ${step.version}: ${step.suites.length} suites: ${step.suites.map((s) => s.name).join(', ')}`);
-  const newestOnly = suites.filter((s) => s.releases === 'newest' && (only === undefined || only.includes(s.name)));
+  const chosen = new Set(steps.flatMap((step) => step.suites));
+  const newestOnly = suites.filter((s) => s.releases === 'newest' && chosen.has(s));
   if (!full && steps.length > 1 && newestOnly.length > 0) out(`  (on ${steps[steps.length - 1].version} only: ${newestOnly.map((s) => s.name).join(', ')})`);
 
   const work = mkdtempSync(join(tmpdir(), 'podlife-integration-'));

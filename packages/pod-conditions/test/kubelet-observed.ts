@@ -1,7 +1,7 @@
 /**
  * Pods and Events exactly as the real kubelet wrote them (kubelet v1.35.4, containerd 1.6.20, runc,
  * the harness's node). The crash loop, image pull, readiness probe and gate pods are the ones
- * test/integration/pod-conditions-node.test.ts creates; the other crash shapes (a crash after 4 s,
+ * test/integration/node/pod-conditions-node.test.ts creates; the other crash shapes (a crash after 4 s,
  * exit 0 under Always, a command that does not exist, a crashing init container, OnFailure) were
  * run the same way. Status objects are copied verbatim from a watch of each pod; the spec is the
  * one the pod was created with, plus the node the scheduler chose.

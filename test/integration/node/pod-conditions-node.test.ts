@@ -39,11 +39,11 @@ import {
   type PodEvent,
   type PodExplanation,
 } from '@podlife/pod-conditions';
-import { kubernetesMinor, type ControlPlane } from '../support/control-plane.js';
-import { containerLog, sharedRealCluster, type RealNode } from '../support/node.js';
-import { recordPod } from '../support/pod-recorder.js';
+import { kubernetesMinor, type ControlPlane } from '../../support/control-plane.js';
+import { containerLog, sharedRealCluster, type RealNode } from '../../support/node.js';
+import { recordPod } from '../../support/pod-recorder.js';
 
-const cliPath = fileURLToPath(new URL('../../packages/controller/src/cli/podlife.ts', import.meta.url));
+const cliPath = fileURLToPath(new URL('../../../packages/controller/src/cli/podlife.ts', import.meta.url));
 
 /** Runs the `podlife` CLI from source, as a user would. */
 function podlife(kubeconfig: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

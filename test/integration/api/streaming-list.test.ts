@@ -13,9 +13,9 @@ import { randomBytes } from 'node:crypto';
 import { describe, it, before, after } from 'mocha';
 import { KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { ApiError, ContentType, Informer, KubeClient, resourcePath, sleep, stripManagedFields, type Query } from '@podlife/core';
-import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { startHoldingProxy, type HoldingProxy } from '../support/throttle-proxy.js';
-import { retry, waitFor } from '../support/wait.js';
+import { startControlPlane, type ControlPlane } from '../../support/control-plane.js';
+import { startHoldingProxy, type HoldingProxy } from '../../support/throttle-proxy.js';
+import { retry, waitFor } from '../../support/wait.js';
 
 
 

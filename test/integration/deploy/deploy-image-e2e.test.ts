@@ -27,6 +27,7 @@
  *
  * @releases newest — deploy/ and the chart on the real node; their schema is checked on every
  *   release by deploy-chart, their RBAC by deploy-rbac.
+ * @real-node — podlife's own Deployment runs on it.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -37,14 +38,14 @@ import type { V1Container, V1Deployment, V1Job, V1Pod, V1PodSpec } from '@kubern
 import { parse, parseAllDocuments } from 'yaml';
 import { ApiError, resourcePath } from '@podlife/core';
 import { devCertificates } from '@podlife/controller';
-import { ensureControllerImage, IMAGE_NAME, type ControllerImage } from '../../scripts/controller-image.mjs';
-import { ensureGoTool } from '../../scripts/go-tools.mjs';
-import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { manifestPath, type ManifestRef } from '../support/manifests.js';
-import { containerLog, nodeLeftovers, startNode, type RealNode } from '../support/node.js';
-import { waitFor } from '../support/wait.js';
+import { ensureControllerImage, IMAGE_NAME, type ControllerImage } from '../../../scripts/controller-image.mjs';
+import { ensureGoTool } from '../../../scripts/go-tools.mjs';
+import { startControlPlane, type ControlPlane } from '../../support/control-plane.js';
+import { manifestPath, type ManifestRef } from '../../support/manifests.js';
+import { containerLog, nodeLeftovers, startNode, type RealNode } from '../../support/node.js';
+import { waitFor } from '../../support/wait.js';
 
-const deployDir = fileURLToPath(new URL('../../deploy/', import.meta.url));
+const deployDir = fileURLToPath(new URL('../../../deploy/', import.meta.url));
 const chartDir = `${deployDir}helm/podlife`;
 const NS = 'podlife-system';
 const RESTRICTED = { 'pod-security.kubernetes.io/enforce': 'restricted', 'pod-security.kubernetes.io/enforce-version': 'latest' };

@@ -9,6 +9,6 @@
  *   commands.
  * @real-node — the soak process starts the node, so the runner cannot see it in the imports.
  */
-import { describeQuickSoak } from '../soak/quick-form.js';
+import { describeQuickSoak } from '../../soak/quick-form.js';
 
 describeQuickSoak({ name: 'real node', args: ['--real-node'] });

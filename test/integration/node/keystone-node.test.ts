@@ -10,7 +10,7 @@
  * containers, else from `finishedAt` (1 s) and the moment runc stopped running them; they are
  * printed after the suite.
  *
- * The simulated kubelet remains only in keystone-e2e.test.ts, for kubelet version skew (a node
+ * The simulated kubelet remains only in api/keystone-kubelet-skew.test.ts, for kubelet version skew (a node
  * with kubelet < 1.29 must keep `native-sidecars: auto` from converting), which one real node
  * cannot show.
  *
@@ -27,11 +27,11 @@ import { fileURLToPath } from 'node:url';
 import type { V1Container, V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
 import { createLogger, isNotFound, resourcePath } from '@podlife/core';
 import { ControllerApp, type ControllerConfig, type ControllerFlags } from '@podlife/controller';
-import type { ControlPlane } from '../support/control-plane.js';
-import { containerLog, sharedRealCluster, type RealNode } from '../support/node.js';
-import { waitFor } from '../support/wait.js';
-import { localWebhook, type LocalWebhook } from '../support/webhook.js';
-import { keystoneFlags } from '../support/controller-flags.js';
+import type { ControlPlane } from '../../support/control-plane.js';
+import { containerLog, sharedRealCluster, type RealNode } from '../../support/node.js';
+import { waitFor } from '../../support/wait.js';
+import { localWebhook, type LocalWebhook } from '../../support/webhook.js';
+import { keystoneFlags } from '../../support/controller-flags.js';
 
 type Role = 'keystone' | 'sidecar';
 
@@ -542,7 +542,7 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
       const dir = mkdtempSync(join(tmpdir(), 'podlife-node-cfg-'));
       const configFile = join(dir, 'config.yaml');
       writeFileSync(configFile, `ephemeralContainer:\n  image: ${images.busybox}\n`);
-      const mainTs = fileURLToPath(new URL('../../packages/controller/src/main.ts', import.meta.url));
+      const mainTs = fileURLToPath(new URL('../../../packages/controller/src/main.ts', import.meta.url));
       const run = (): ChildProcess =>
         spawn(process.execPath, ['--import=tsx', '--conditions=@podlife/source', mainTs, `--kubeconfig=${cp.kubeconfigPath}`, `--namespace=${namespace}`, `--config=${configFile}`, '--metrics-port=0', '--health-port=0', '--log-level=warn'], {
           stdio: ['ignore', 'ignore', 'inherit'],

@@ -9,6 +9,6 @@
  * @releases newest — each soak form once per run (ADR 0255); the 10-minute forms stay documented
  *   commands.
  */
-import { describeQuickSoak } from '../soak/quick-form.js';
+import { describeQuickSoak } from '../../soak/quick-form.js';
 
 describeQuickSoak({ name: 'simulated kubelet', args: [] });

@@ -10,12 +10,12 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sleep } from '@podlife/core';
-import { busyboxScript, RECORD_MOUNT } from '../soak/busybox.js';
-import { nodeRecords, parseKubeletKills, parseOwnRecord, type ContainerSeen, type PodSeen } from '../soak/node-records.js';
-import { parseSoakArgs } from '../soak/plan.js';
-import { repeatedStopEvents, tally, type EventSeen } from '../soak/tally.js';
-import { makeTempDir, removeTempDir } from '../support/processes.js';
-import { klogLineMs, readKubeletLog } from '../support/klog.js';
+import { busyboxScript, RECORD_MOUNT } from '../../soak/busybox.js';
+import { nodeRecords, parseKubeletKills, parseOwnRecord, type ContainerSeen, type PodSeen } from '../../soak/node-records.js';
+import { parseSoakArgs } from '../../soak/plan.js';
+import { repeatedStopEvents, tally, type EventSeen } from '../../soak/tally.js';
+import { makeTempDir, removeTempDir } from '../../support/processes.js';
+import { klogLineMs, readKubeletLog } from '../../support/klog.js';
 
 /** Runs a container's script under this host's busybox, recording into `dir`; resolves with its exit code. */
 function runScript(script: string, dir: string): { pid: number; exited: Promise<number | null> } {

@@ -17,10 +17,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { ContentType, resourcePath } from '@podlife/core';
-import { ensureGoTool } from '../../scripts/go-tools.mjs';
-import { sharedControlPlane, type ControlPlane } from '../support/control-plane.js';
+import { ensureGoTool } from '../../../scripts/go-tools.mjs';
+import { sharedControlPlane, type ControlPlane } from '../../support/control-plane.js';
 
-const repo = fileURLToPath(new URL('../../', import.meta.url));
+const repo = fileURLToPath(new URL('../../../', import.meta.url));
 const dist = join(repo, 'packages/controller/dist/cli/podlife.js');
 const bins = (JSON.parse(readFileSync(join(repo, 'packages/controller/package.json'), 'utf8')) as { bin: Record<string, string> }).bin;
 

@@ -12,12 +12,12 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig, type V1Job, type V1Pod, type V1PodCondition } from '@kubernetes/client-node';
 import { ApiError, ContentType, KubeClient, resourcePath } from '@podlife/core';
-import { pinnedVersions } from '../../scripts/control-plane-assets.mjs';
-import { sharedControlPlane, startControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { SCRIPT_ANNOTATION, SimulatedKubelet, exitCodeForSignal, parseScriptAnnotation, signalSentToPid1, type PodScript } from '../support/kubelet.js';
-import { recordPod } from '../support/pod-recorder.js';
-import { isAlive } from '../support/processes.js';
-import { waitFor } from '../support/wait.js';
+import { pinnedVersions } from '../../../scripts/control-plane-assets.mjs';
+import { sharedControlPlane, startControlPlane, type ControlPlane } from '../../support/control-plane.js';
+import { SCRIPT_ANNOTATION, SimulatedKubelet, exitCodeForSignal, parseScriptAnnotation, signalSentToPid1, type PodScript } from '../../support/kubelet.js';
+import { recordPod } from '../../support/pod-recorder.js';
+import { isAlive } from '../../support/processes.js';
+import { waitFor } from '../../support/wait.js';
 
 const podsPath = (namespace: string, name?: string, subresource?: string): string =>
   resourcePath({ version: 'v1', resource: 'pods', namespace, name, subresource });
@@ -349,7 +349,7 @@ describe('fault injection', function () {
 describe('harness teardown', function () {
   it('leaves no process and no temporary folder behind when the test process is killed', async function () {
     this.timeout(180_000);
-    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@podlife/source', fileURLToPath(new URL('../support/fixtures/start-and-hang.ts', import.meta.url))], {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@podlife/source', fileURLToPath(new URL('../../support/fixtures/start-and-hang.ts', import.meta.url))], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const started = await new Promise<{ pids: number[]; kubeconfigPath: string }>((resolve, reject) => {

@@ -12,9 +12,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureGoTool } from '../../scripts/go-tools.mjs';
+import { ensureGoTool } from '../../../scripts/go-tools.mjs';
 
-const repo = fileURLToPath(new URL('../../', import.meta.url));
+const repo = fileURLToPath(new URL('../../../', import.meta.url));
 const dir = `${repo}deploy/observability/`;
 
 describe('alerting rules (real promtool)', function () {

@@ -22,12 +22,12 @@ import {
   setPodCondition,
   waitForPodCondition,
 } from '@podlife/pod-conditions';
-import { sharedControlPlane, startControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { SimulatedKubelet, SCRIPT_ANNOTATION, type PodScript } from '../support/kubelet.js';
+import { sharedControlPlane, startControlPlane, type ControlPlane } from '../../support/control-plane.js';
+import { SimulatedKubelet, SCRIPT_ANNOTATION, type PodScript } from '../../support/kubelet.js';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const cliPath = fileURLToPath(new URL('../../packages/controller/src/cli/podlife.ts', import.meta.url));
+const cliPath = fileURLToPath(new URL('../../../packages/controller/src/cli/podlife.ts', import.meta.url));
 
 /** Runs the `podlife` CLI from source, as a user would, against the given kubeconfig. */
 function podlife(kubeconfig: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -26,8 +26,8 @@ import {
   type KubeClient,
   type LeaseApi,
 } from '@podlife/core';
-import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { retry, waitFor } from '../support/wait.js';
+import { startControlPlane, type ControlPlane } from '../../support/control-plane.js';
+import { retry, waitFor } from '../../support/wait.js';
 
 
 

@@ -13,9 +13,9 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { ContentType, createLogger, resourcePath, silentLogger, type KubeClient, type Logger } from '@podlife/core';
 import { ControllerApp, defaultConfig, parseFlags, type ControllerFlags } from '@podlife/controller';
 import { UNLABELLED_GAUGE, markContainerOps } from '@podlife/keystone';
-import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { waitFor } from '../support/wait.js';
-import { localWebhook } from '../support/webhook.js';
+import { startControlPlane, type ControlPlane } from '../../support/control-plane.js';
+import { waitFor } from '../../support/wait.js';
+import { localWebhook } from '../../support/webhook.js';
 
 const podsPath = (ns: string, name?: string): string => resourcePath({ version: 'v1', resource: 'pods', namespace: ns, name });
 

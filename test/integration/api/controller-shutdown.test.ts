@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'mocha';
-import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { waitFor } from '../support/wait.js';
+import { startControlPlane, type ControlPlane } from '../../support/control-plane.js';
+import { waitFor } from '../../support/wait.js';
 
 describe('controller shutdown', function () {
   this.timeout(120_000);
@@ -24,7 +24,7 @@ describe('controller shutdown', function () {
   });
 
   it('exits within 4 s of SIGTERM while the API server is paused', async () => {
-    const mainTs = fileURLToPath(new URL('../../packages/controller/src/main.ts', import.meta.url));
+    const mainTs = fileURLToPath(new URL('../../../packages/controller/src/main.ts', import.meta.url));
     const child = spawn(
       process.execPath,
       ['--import=tsx', '--conditions=@podlife/source', mainTs, `--kubeconfig=${cp.kubeconfigPath}`, '--leader-elect', '--leader-election-namespace=default', '--metrics-port=0', '--health-port=0', '--log-level=warn'],

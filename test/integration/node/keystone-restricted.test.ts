@@ -26,10 +26,10 @@ import { randomBytes } from 'node:crypto';
 import type { CoreV1Event, V1Container, V1Job, V1Pod, V1PodSpec, V1SecurityContext } from '@kubernetes/client-node';
 import { ApiError, createLogger, resourcePath } from '@podlife/core';
 import { ControllerApp, parseConfig, type ControllerConfig, type ControllerFlags } from '@podlife/controller';
-import type { ControlPlane } from '../support/control-plane.js';
-import { sharedRealCluster, type RealNode } from '../support/node.js';
-import { waitFor } from '../support/wait.js';
-import { keystoneFlags } from '../support/controller-flags.js';
+import type { ControlPlane } from '../../support/control-plane.js';
+import { sharedRealCluster, type RealNode } from '../../support/node.js';
+import { waitFor } from '../../support/wait.js';
+import { keystoneFlags } from '../../support/controller-flags.js';
 
 const REPORTER = 'podlife.dev/controller';
 const SIDECAR_UID = 4242;

@@ -1,8 +1,8 @@
 /**
- * Keystone with the simulated kubelet: only what one real node cannot show, kubelet version
- * skew. `native-sidecars: auto` converts sidecars at admission only when every node's kubelet is
+ * Keystone against kubelet version skew, on the simulated kubelet: only what one real node cannot
+ * show. `native-sidecars: auto` converts sidecars at admission only when every node's kubelet is
  * >= 1.29; the simulated kubelet registers nodes that claim any version, here one at 1.28.
- * Everything podlife does to a container is proven on the real node in keystone-node.test.ts.
+ * Everything podlife does to a container is proven on the real node in node/keystone-node.test.ts.
  *
  * @releases every — native-sidecar conversion decisions against kubelets of other releases (skew).
  */
@@ -11,11 +11,11 @@ import { randomBytes } from 'node:crypto';
 import type { V1Pod } from '@kubernetes/client-node';
 import { createLogger, resourcePath } from '@podlife/core';
 import { ControllerApp, type ControllerConfig, type ControllerFlags } from '@podlife/controller';
-import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { SimulatedKubelet, SCRIPT_ANNOTATION, type PodScript } from '../support/kubelet.js';
-import { waitFor } from '../support/wait.js';
-import { localWebhook, type LocalWebhook } from '../support/webhook.js';
-import { keystoneFlags } from '../support/controller-flags.js';
+import { startControlPlane, type ControlPlane } from '../../support/control-plane.js';
+import { SimulatedKubelet, SCRIPT_ANNOTATION, type PodScript } from '../../support/kubelet.js';
+import { waitFor } from '../../support/wait.js';
+import { localWebhook, type LocalWebhook } from '../../support/webhook.js';
+import { keystoneFlags } from '../../support/controller-flags.js';
 
 const config: ControllerConfig = { execCommands: {}, ephemeralContainerImage: undefined, keystoneLimit: 1, defaultStrategy: 'auto', namespaces: [] };
 
@@ -68,7 +68,7 @@ describe('keystone native sidecars and kubelet version skew (real API server, si
     cp = await startControlPlane({ controllerManager: true });
     kubelet = new SimulatedKubelet(cp.client, { nodeNames: ['node-a', 'node-b'] });
     await kubelet.start();
-    ns = `keystone-e2e-${randomBytes(3).toString('hex')}`;
+    ns = `kubelet-skew-${randomBytes(3).toString('hex')}`;
     await cp.client.create('/api/v1/namespaces', { metadata: { name: ns } });
   });
 

@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DOCKERFILE, ensureBaseImage, ensureControllerImage, parseDockerfile, type ControllerImage } from '../../scripts/controller-image.mjs';
+import { DOCKERFILE, ensureBaseImage, ensureControllerImage, parseDockerfile, type ControllerImage } from '../../../scripts/controller-image.mjs';
 
 function unpack(tar: string, dir: string): { config: { config: Record<string, unknown> }; layers: string[] } {
   const oci = join(dir, 'oci');

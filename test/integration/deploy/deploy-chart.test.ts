@@ -26,11 +26,11 @@ import {
   type DeployOptions,
   type KubeManifest,
 } from '@podlife/controller';
-import { ensureGoTool } from '../../scripts/go-tools.mjs';
-import { sharedControlPlane, startControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { manifestPath } from '../support/manifests.js';
+import { ensureGoTool } from '../../../scripts/go-tools.mjs';
+import { sharedControlPlane, startControlPlane, type ControlPlane } from '../../support/control-plane.js';
+import { manifestPath } from '../../support/manifests.js';
 
-const repo = fileURLToPath(new URL('../../', import.meta.url));
+const repo = fileURLToPath(new URL('../../../', import.meta.url));
 const chartDir = `${repo}deploy/helm/podlife`;
 const NS = defaultDeployOptions.namespace;
 

@@ -17,10 +17,10 @@ import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'mocha';
 import type { V1Pod } from '@kubernetes/client-node';
 import { ApiError, resourcePath, type KubeClient } from '@podlife/core';
-import { sharedControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { makeTempDir, removeTempDir, startProcess, type ManagedProcess } from '../support/processes.js';
-import { waitFor } from '../support/wait.js';
-import { PACKAGES, ROOT, childEnv, copyExample, createConsumer, filesUnder, readJson, sh, typecheck, workspaceManifest, type Consumer } from '../packaging/consumer.js';
+import { sharedControlPlane, type ControlPlane } from '../../support/control-plane.js';
+import { makeTempDir, removeTempDir, startProcess, type ManagedProcess } from '../../support/processes.js';
+import { waitFor } from '../../support/wait.js';
+import { PACKAGES, ROOT, childEnv, copyExample, createConsumer, filesUnder, readJson, sh, typecheck, workspaceManifest, type Consumer } from '../../packaging/consumer.js';
 
 type Manifest = Record<string, unknown> & { name: string; version: string; exports: Record<string, Record<string, string>> };
 

@@ -15,12 +15,12 @@ import type { V1NodeCondition } from '@kubernetes/client-node';
 import { ContentType, resourcePath } from '@podlife/core';
 import type { KubeClient } from '@podlife/core';
 import { nodeReadinessRule, rulePath } from '@podlife/node-readiness';
-import { sharedControlPlane } from '../support/control-plane.js';
-import { SimulatedKubelet } from '../support/kubelet.js';
-import { waitFor } from '../support/wait.js';
+import { sharedControlPlane } from '../../support/control-plane.js';
+import { SimulatedKubelet } from '../../support/kubelet.js';
+import { waitFor } from '../../support/wait.js';
 
-const cliPath = fileURLToPath(new URL('../../packages/controller/src/cli/podlife.ts', import.meta.url));
-const crdYaml = readFileSync(fileURLToPath(new URL('../../deploy/crds/nodereadinessrules.yaml', import.meta.url)), 'utf8');
+const cliPath = fileURLToPath(new URL('../../../packages/controller/src/cli/podlife.ts', import.meta.url));
+const crdYaml = readFileSync(fileURLToPath(new URL('../../../deploy/crds/nodereadinessrules.yaml', import.meta.url)), 'utf8');
 const crdName = 'nodereadinessrules.readiness.podlife.dev';
 
 /** Runs the `podlife` CLI from source, as a user would, against the given kubeconfig. */

@@ -12,6 +12,7 @@
  *
  * @releases every — how the API server authorizes a WebSocket exec differs by release (asserted
  *   per release).
+ * @real-node — the exec strategy signals a real container.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -29,12 +30,12 @@ import {
 } from '@podlife/controller';
 import { createExecApi, stopByExec } from '@podlife/keystone';
 import { nodeReadinessRuleCrd } from '@podlife/node-readiness';
-import { kubernetesMinor, sharedControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { SimulatedKubelet, SCRIPT_ANNOTATION } from '../support/kubelet.js';
-import { sharedRealCluster, type RealNode } from '../support/node.js';
-import { manifestPath } from '../support/manifests.js';
-import { waitFor } from '../support/wait.js';
-import { localWebhook, type LocalWebhook } from '../support/webhook.js';
+import { kubernetesMinor, sharedControlPlane, type ControlPlane } from '../../support/control-plane.js';
+import { SimulatedKubelet, SCRIPT_ANNOTATION } from '../../support/kubelet.js';
+import { sharedRealCluster, type RealNode } from '../../support/node.js';
+import { manifestPath } from '../../support/manifests.js';
+import { waitFor } from '../../support/wait.js';
+import { localWebhook, type LocalWebhook } from '../../support/webhook.js';
 
 
 async function applyServerSide(client: KubeClient, m: KubeManifest): Promise<void> {

@@ -25,11 +25,11 @@ import { ContentType, createLogger, isNotFound, resourcePath } from '@podlife/co
 import { ControllerApp, devCertificates } from '@podlife/controller';
 import { nativeMechanismNotes, RESTART_ALL_CONTAINERS_FEATURE } from '@podlife/keystone';
 import { explainPod, type PodEvent } from '@podlife/pod-conditions';
-import { kubernetesMinor, startControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { containerLog, startNode, type RealNode } from '../support/node.js';
-import { keystoneFlags } from '../support/controller-flags.js';
-import { waitFor } from '../support/wait.js';
-import { localWebhook, type LocalWebhook } from '../support/webhook.js';
+import { kubernetesMinor, startControlPlane, type ControlPlane } from '../../support/control-plane.js';
+import { containerLog, startNode, type RealNode } from '../../support/node.js';
+import { keystoneFlags } from '../../support/controller-flags.js';
+import { waitFor } from '../../support/wait.js';
+import { localWebhook, type LocalWebhook } from '../../support/webhook.js';
 
 const OLDEST = 'v1.34.4';
 const podsPath = (ns: string, name?: string) => resourcePath({ version: 'v1', resource: 'pods', namespace: ns, name });

@@ -22,11 +22,11 @@ import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { createLogger, isNotFound, resourcePath } from '@podlife/core';
 import { ControllerApp } from '@podlife/controller';
 import { nativeMechanismNotes } from '@podlife/keystone';
-import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { nodeLeftovers, startNode, type RealNode } from '../support/node.js';
-import { keystoneFlags } from '../support/controller-flags.js';
-import { waitFor } from '../support/wait.js';
-import { localWebhook, type LocalWebhook } from '../support/webhook.js';
+import { startControlPlane, type ControlPlane } from '../../support/control-plane.js';
+import { nodeLeftovers, startNode, type RealNode } from '../../support/node.js';
+import { keystoneFlags } from '../../support/controller-flags.js';
+import { waitFor } from '../../support/wait.js';
+import { localWebhook, type LocalWebhook } from '../../support/webhook.js';
 
 const podsPath = (ns: string, name?: string) => resourcePath({ version: 'v1', resource: 'pods', namespace: ns, name });
 

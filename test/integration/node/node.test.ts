@@ -12,10 +12,10 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { startControlPlane } from '../support/control-plane.js';
-import { containerLog, nodeLeftovers, sharedRealCluster, startNode, type RealCluster } from '../support/node.js';
-import { isAlive } from '../support/processes.js';
-import { waitFor } from '../support/wait.js';
+import { startControlPlane } from '../../support/control-plane.js';
+import { containerLog, nodeLeftovers, sharedRealCluster, startNode, type RealCluster } from '../../support/node.js';
+import { isAlive } from '../../support/processes.js';
+import { waitFor } from '../../support/wait.js';
 
 describe('a real node (containerd, runc, CNI bridge, kubelet)', function () {
   this.timeout(180_000);
@@ -108,7 +108,7 @@ describe('real node teardown', function () {
   });
 
   it('leaves nothing behind when the test process is killed with a pod running', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@podlife/source', fileURLToPath(new URL('../support/fixtures/start-node-and-hang.ts', import.meta.url))], {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@podlife/source', fileURLToPath(new URL('../../support/fixtures/start-node-and-hang.ts', import.meta.url))], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const started = await new Promise<{ dir: string; bridge: string; pids: number[]; containers: number }>((resolve, reject) => {
