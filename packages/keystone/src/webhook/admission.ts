@@ -207,7 +207,9 @@ export function lifecycleMutator(nodes: () => readonly V1Node[], options: Lifecy
     // (each container is in one of the three record groups: a keystone is never a sidecar).
     const ops: JsonPatchOp[] = [...restart.ops, ...sidecars.ops];
     for (const k of restart.keystones) ops.push(nativeRecordOp(k, RECORD_RESTART));
-    for (const s of sidecars.converted) ops.push(nativeRecordOp(s, sidecars.stopSignals?.includes(s) ? RECORD_SIGNALLED_SIDECAR : RECORD_SIDECAR));
+    // A set, not a list scan per container: the work stays linear in the pod's containers.
+    const signalled = new Set(sidecars.stopSignals);
+    for (const s of sidecars.converted) ops.push(nativeRecordOp(s, signalled.has(s) ? RECORD_SIGNALLED_SIDECAR : RECORD_SIDECAR));
     const warnings = restart.why !== undefined ? [`podlife: ${restart.why}`] : [];
     for (const k of sidecars.kept ?? []) {
       ops.push(nativeRecordOp(k.container, RECORD_UNCONVERTED));
