@@ -3,7 +3,9 @@ import https from 'node:https';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Registry } from 'prom-client';
 import { WebhookServer, type WebhookHandler } from '../src/webhook/server.js';
+import { webhookRequestDuration } from '../src/webhook/metrics.js';
 import { devCertificates, type DevCertificates } from '../src/webhook/dev-certificates.js';
 
 interface Reply {
@@ -67,6 +69,25 @@ describe('webhook server', () => {
     const port = await start({ '/mutate-pods': echo });
     assert.equal((await post(port, certs.caPem, '/other', '{}')).status, 404);
     assert.equal((await post(port, certs.caPem, '/mutate-pods', '', { method: 'GET' })).status, 405);
+  });
+
+  it('labels its latency metric by registered route or "other": many unique paths make a bounded number of series', async () => {
+    const registry = new Registry();
+    const duration = webhookRequestDuration(registry);
+    server = new WebhookServer({
+      certFile: join(dir, 'tls.crt'),
+      keyFile: join(dir, 'tls.key'),
+      port: 0,
+      host: '127.0.0.1',
+      routes: { '/mutate-pods': echo },
+      observe: (route, status, seconds) => duration.observe({ route, status: String(status) }, seconds),
+    });
+    await server.start();
+    for (let i = 0; i < 200; i++) await post(server.port, certs.caPem, `/probe-${i}-${'x'.repeat(2000)}`, '{}');
+    await post(server.port, certs.caPem, '/mutate-pods', '{}');
+    const series = (await duration.get()).values.filter((v) => v.metricName === `${duration.name}_count`);
+    assert.deepEqual(series.map((v) => [v.labels.route, v.labels.status, v.value]).sort(), [['/mutate-pods', '200', 1], ['other', '404', 200]]);
+    assert.ok((await registry.metrics()).length < 10_000, 'the rendered metrics stay small');
   });
 
   it('refuses a body that declares more than the limit without reading it', async () => {

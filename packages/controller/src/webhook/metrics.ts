@@ -2,7 +2,9 @@
  * The webhook server's metric:
  *   podlife_webhook_request_duration_seconds{route,status}   request latency by route and HTTP status
  *
- * Guarantees: created once per registry (a second server on the same registry shares it).
+ * Guarantees: created once per registry (a second server on the same registry shares it); its
+ * series are bounded: `route` is a registered route or `other` (the server never passes a
+ * request's own path), `status` one of the few the server answers.
  */
 import { Histogram, type Registry } from 'prom-client';
 

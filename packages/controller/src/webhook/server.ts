@@ -9,6 +9,8 @@
  *   within it, gets an error answer — a slow client or handler cannot pin the server;
  * - a handler that throws is answered 500 with the reason; nothing a client sends crashes the process;
  * - only POST to a registered path reaches a handler (404 / 405 / 415 otherwise);
+ * - what `observe` is told about a request is bounded whatever the client sends: the route is a
+ *   registered path, or `other` (OTHER_ROUTE) for any path that is not one;
  * - the server as a whole is bounded, not only each request: past `maxConnections` open
  *   connections a request is answered 503 (and past twice that a connection is dropped), and
  *   request bodies buffered at once never exceed `maxBufferedBytes` — a request that would
@@ -60,9 +62,12 @@ export interface WebhookServerOptions {
   /** Certificate poll period, default 10 s (file events usually come first). */
   certPollMs?: number;
   log?: WebhookLog;
-  /** Called after each answered request (metrics). */
+  /** Called after each answered request (metrics): `route` is a registered path or OTHER_ROUTE, never the request's own. */
   observe?(route: string, status: number, seconds: number): void;
 }
+
+/** The route every request to an unregistered path is counted under: a label never comes from the URL. */
+export const OTHER_ROUTE = 'other';
 
 /** Above the 90 s idle timeout of the API server's HTTP transport (client-go's default). */
 const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 120_000;
@@ -189,20 +194,21 @@ export class WebhookServer {
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
     const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const handler = Object.hasOwn(this.opts.routes, path) ? this.opts.routes[path] : undefined;
+    const route = handler ? path : OTHER_ROUTE;
     const answer = (status: number, body: unknown): void => {
       if (res.headersSent || res.destroyed) return;
       const text = JSON.stringify(body);
       const busy = status === 503 ? { 'Retry-After': '1', Connection: 'close' } : {};
       res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...busy });
       res.end(text);
-      this.opts.observe?.(path, status, (performance.now() - started) / 1000);
+      this.opts.observe?.(route, status, (performance.now() - started) / 1000);
     };
     if (this.connections > this.maxConnections) {
       res.shouldKeepAlive = false;
       return answer(503, { error: `more than ${this.maxConnections} open connections; retry later` });
     }
-    const handler = Object.hasOwn(this.opts.routes, path) ? this.opts.routes[path] : undefined;
-    if (!handler) return answer(404, { error: `no route ${path}` });
+    if (!handler) return answer(404, { error: `no route ${path.length > 100 ? `${path.slice(0, 100)}...` : path}` });
     if (req.method !== 'POST') return answer(405, { error: `${req.method ?? ''} not allowed; use POST` });
     const type = req.headers['content-type'] ?? '';
     if (!/^application\/json\b/i.test(type)) return answer(415, { error: `content type must be application/json, not "${type}"` });
