@@ -349,6 +349,7 @@ interface SpecView {
   readonly containers?: unknown;
   readonly initContainers?: unknown;
   readonly shareProcessNamespace?: unknown;
+  readonly hostPID?: unknown;
 }
 
 /** The pod's annotations when they are a mapping (an AdmissionReview may hold anything). */
@@ -560,20 +561,36 @@ function checkRoles(keys: ContainerKeys, limit: number, problems: Problems): num
   return keystones;
 }
 
+/** Why PID 1, as a container sees it, is not the container's own process; undefined when it is. */
+type ForeignPid1 = 'hostPID' | 'shareProcessNamespace';
+
 /**
- * Step 4, for a shared PID namespace only: PID 1 is then the pod's pause process, and a signal
- * sent "to PID 1" would take down the sandbox instead of the container. Every container a rule
- * may stop needs a stop that is not a signal.
+ * `hostPID` first: it puts every container in the node's PID namespace whatever
+ * `shareProcessNamespace` says (the API server refuses the two together, but a pod read here may
+ * come from anywhere).
  */
-function checkSharedPidStops(keys: ContainerKeys, hasKeystone: boolean, problems: Problems): void {
+function foreignPid1(spec: SpecView): ForeignPid1 | undefined {
+  if (spec.hostPID === true) return 'hostPID';
+  if (spec.shareProcessNamespace === true) return 'shareProcessNamespace';
+  return undefined;
+}
+
+const FOREIGN_PID1_REASONS: Readonly<Record<ForeignPid1, string>> = {
+  hostPID: "with hostPID, PID 1 is the node's own init (e.g. systemd), so signal stops are refused: use preset:, http: or exec: for this container",
+  shareProcessNamespace: "with shareProcessNamespace, PID 1 is the pod's pause process, so signal stops are refused: use preset:, http: or exec: for this container",
+};
+
+/**
+ * Step 4, when PID 1 is not the container's own process: with a shared PID namespace it is the
+ * pod's pause process, and a signal sent "to PID 1" would take down the sandbox; with hostPID it
+ * is the node's init, which a signal reboots or re-executes. Every container a rule may stop
+ * needs a stop that is not a signal.
+ */
+function checkForeignPid1Stops(keys: ContainerKeys, hasKeystone: boolean, why: ForeignPid1, problems: Problems): void {
   for (const c of keys.containers) {
     const stoppable = hasKeystone ? c.role !== 'keystone' : c.role === 'sidecar';
     if (stoppable && c.stop.kind === 'signal') {
-      problems.add(
-        Annotation.StopPrefix + c.name,
-        c.stop === DEFAULT_STOP ? undefined : formatStopSpec(c.stop),
-        () => "with shareProcessNamespace, PID 1 is the pod's pause process, so signal stops are refused: use preset:, http: or exec: for this container",
-      );
+      problems.add(Annotation.StopPrefix + c.name, c.stop === DEFAULT_STOP ? undefined : formatStopSpec(c.stop), () => FOREIGN_PID1_REASONS[why]);
     }
   }
 }
@@ -607,7 +624,8 @@ export function readLifecycle(pod: V1Pod, options: LifecycleOptions = {}): Lifec
   const keys = readContainerKeys(annotations, spec, options, problems);
   const podOptions = keys.podLevelKeys ? readPodOptions(annotations, problems) : DEFAULT_POD_OPTIONS;
   const keystones = checkRoles(keys, options.keystoneLimit ?? 1, problems);
-  if (spec.shareProcessNamespace === true) checkSharedPidStops(keys, keystones > 0, problems);
+  const foreign = foreignPid1(spec);
+  if (foreign !== undefined) checkForeignPid1Stops(keys, keystones > 0, foreign, problems);
   if (problems.count > 0) return { kind: 'invalid', errors: problems.errors, omitted: problems.omitted };
   return { kind: 'valid', lifecycle: lifecycleOf(keys, podOptions) };
 }

@@ -6,10 +6,12 @@
  *   resourceVersion): it can never be acted on, and 10k such pods cost little memory;
  * - for a podlife pod everything `evaluatePod`, the actuators and the network-condition
  *   controller read is kept: annotations, container names, roles and securityContext user,
- *   restart policy, restart rules and stop signal, the pod's OS, grace period, shareProcessNamespace (it makes signal stops invalid), the
- *   pod-level user, native-sidecar init containers, ephemeral container names, phase, podIPs,
- *   conditions and container states (stop containers' included) — a property test checks that `evaluatePod` decides the
- *   same on this view as on the full pod;
+ *   restart policy, restart rules and stop signal, the pod's OS, grace period,
+ *   shareProcessNamespace and hostPID (either makes signal stops invalid), the pod-level user,
+ *   native-sidecar init containers, ephemeral container names, phase, podIPs, conditions and
+ *   container states (stop containers' included) — property tests check that `evaluatePod`
+ *   decides the same on this view as on the full pod, and that every pod-level field it reads
+ *   is kept;
  * - every cached pod, a list item included (the API server's list items carry no kind), says
  *   `apiVersion: v1, kind: Pod`, so that the Events about it name what they regard;
  * - the transform is pure and never mutates its input.
@@ -79,6 +81,7 @@ export function keepLifecycleFields(pod: V1Pod): V1Pod {
         ? { ephemeralContainers: spec.ephemeralContainers.map((e): V1EphemeralContainer => ({ name: e.name, targetContainerName: e.targetContainerName })) }
         : {}),
       ...(spec.shareProcessNamespace !== undefined ? { shareProcessNamespace: spec.shareProcessNamespace } : {}),
+      ...(spec.hostPID !== undefined ? { hostPID: spec.hostPID } : {}),
       ...(spec.securityContext ? { securityContext: podUser(spec.securityContext) } : {}),
       ...(spec.restartPolicy ? { restartPolicy: spec.restartPolicy } : {}),
       ...(spec.terminationGracePeriodSeconds !== undefined ? { terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds } : {}),

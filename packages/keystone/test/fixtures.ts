@@ -19,6 +19,7 @@ export class PodBuilder {
   private deletion = false;
   private podPhase = 'Running';
   private share = false;
+  private hostPid = false;
 
   constructor(readonly name = 'job-abc') {}
 
@@ -63,6 +64,11 @@ export class PodBuilder {
   }
   shareProcessNamespace(): this {
     this.share = true;
+    return this;
+  }
+  /** spec.hostPID: the containers see the node's processes, PID 1 the node's init. */
+  hostPID(): this {
+    this.hostPid = true;
     return this;
   }
   finished(name: string, exitCode: number, at = T0): this {
@@ -128,6 +134,7 @@ export class PodBuilder {
         ...(this.restart !== undefined ? { restartPolicy: this.restart } : {}),
         ...(this.graceSeconds !== undefined ? { terminationGracePeriodSeconds: this.graceSeconds } : {}),
         ...(this.share ? { shareProcessNamespace: true } : {}),
+        ...(this.hostPid ? { hostPID: true } : {}),
       },
       status: { phase: this.podPhase, containerStatuses: statuses, conditions: [...this.conditions] },
     };

@@ -1,7 +1,8 @@
 /**
  * fast-check arbitraries for whole pods as the API server stores them: every field the keystone
- * rules read (roles, stop specs, shared PID namespace, native sidecars, ephemeral stop
- * containers, progress conditions, container states) plus fields nobody reads (images, env).
+ * rules read (roles, stop specs, shared or host PID namespace, native sidecars, ephemeral stop
+ * containers, progress conditions, container states) plus fields nobody reads (images, env,
+ * host network and IPC, priority).
  */
 import type { V1Container, V1ContainerStatus, V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import fc from 'fast-check';
@@ -40,6 +41,8 @@ export const podArb: fc.Arbitrary<V1Pod> = fc
     native: fc.option(fc.record({ name: fc.constantFrom('mesh', 'proxy'), annotate: fc.boolean() }), { nil: undefined }),
     ephemeral: fc.option(fc.constantFrom(...NAMES), { nil: undefined }),
     share: fc.constantFrom(undefined, true, false),
+    hostPID: fc.constantFrom(undefined, undefined, false, true),
+    unread: fc.record({ hostNetwork: fc.boolean(), hostIPC: fc.boolean(), priority: fc.integer({ min: 0, max: 1000 }), serviceAccountName: fc.constantFrom('default', 'runner') }, { requiredKeys: [] }),
     restartPolicy: fc.constantFrom(undefined, 'Never', 'OnFailure', 'Always'),
     grace: fc.option(fc.integer({ min: 0, max: 120 }), { nil: undefined }),
     deleting: fc.boolean(),
@@ -93,6 +96,8 @@ export const podArb: fc.Arbitrary<V1Pod> = fc
         initContainers,
         ...(s.ephemeral ? { ephemeralContainers: [{ name: `podlife-stop-${s.ephemeral}`, image: 'busybox:1', targetContainerName: s.ephemeral }] } : {}),
         ...(s.share !== undefined ? { shareProcessNamespace: s.share } : {}),
+        ...(s.hostPID !== undefined ? { hostPID: s.hostPID } : {}),
+        ...s.unread,
         ...(s.restartPolicy ? { restartPolicy: s.restartPolicy } : {}),
         ...(s.grace !== undefined ? { terminationGracePeriodSeconds: s.grace } : {}),
         ...(s.podUser !== undefined ? { securityContext: { runAsUser: s.podUser } } : {}),
