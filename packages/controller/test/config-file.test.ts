@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { parseConfig, defaultConfig, type ConfigResult } from '../src/options/config-file.js';
+import { exampleConfig } from '../src/deploy/manifests.js';
+import { formatProblems, parseConfig, defaultConfig, type ConfigResult } from '../src/options/config-file.js';
 
 function problems(result: ConfigResult): string[] {
   assert.equal(result.ok, false, 'expected problems');
@@ -58,11 +59,81 @@ ephemeralContainer:
     assert.deepEqual(result.config.ephemeralContainerSecurityContext, {
       runAsNonRoot: true,
       runAsUser: 4242,
+      runAsGroup: 65532,
       allowPrivilegeEscalation: false,
       capabilities: { drop: ['ALL'] },
       seccompProfile: { type: 'RuntimeDefault' },
     });
     assert.equal(result.config.ephemeralContainerMatchTargetUser, false);
+  });
+
+  it('an empty stop-container securityContext is the restricted default, not the pod\'s settings (issue 33, defect 8)', () => {
+    const result = parseConfig('ephemeralContainer: { image: b, securityContext: {} }');
+    assert.ok(result.ok);
+    assert.deepEqual(result.config.ephemeralContainerSecurityContext, {
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+  });
+
+  it('a partial stop-container securityContext is laid over the restricted default', () => {
+    const result = parseConfig('ephemeralContainer: { image: b, securityContext: { readOnlyRootFilesystem: true, runAsUser: 10001, capabilities: { add: [NET_BIND_SERVICE] } } }');
+    assert.ok(result.ok);
+    assert.deepEqual(result.config.ephemeralContainerSecurityContext, {
+      runAsNonRoot: true,
+      runAsUser: 10001,
+      runAsGroup: 65532,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+      readOnlyRootFilesystem: true,
+    });
+  });
+
+  it('refuses a stop-container securityContext weaker than Pod Security "restricted", naming each field', () => {
+    const weak = parseConfig(`
+ephemeralContainer:
+  image: b
+  securityContext:
+    privileged: true
+    allowPrivilegeEscalation: true
+    runAsNonRoot: false
+    runAsUser: 0
+    capabilities: { drop: [NET_RAW], add: [SYS_ADMIN] }
+    seccompProfile: { type: Unconfined }
+    procMount: Unmasked
+    seLinuxOptions: { type: spc_t }
+    appArmorProfile: { type: Unconfined }
+`);
+    assert.deepEqual(problems(weak), [
+      'ephemeralContainer.securityContext.privileged',
+      'ephemeralContainer.securityContext.allowPrivilegeEscalation',
+      'ephemeralContainer.securityContext.runAsNonRoot',
+      'ephemeralContainer.securityContext.runAsUser',
+      'ephemeralContainer.securityContext.capabilities.drop',
+      'ephemeralContainer.securityContext.capabilities.add[0]',
+      'ephemeralContainer.securityContext.seccompProfile.type',
+      'ephemeralContainer.securityContext.procMount',
+      'ephemeralContainer.securityContext.seLinuxOptions.type',
+      'ephemeralContainer.securityContext.appArmorProfile.type',
+    ]);
+    assert.ok(!weak.ok && weak.problems.every((p) => /Pod Security "restricted"/.test(p.message)));
+  });
+
+  it('the shipped example, with its securityContext line uncommented as written, keeps the restricted default', () => {
+    const uncommented = exampleConfig.replace(/^# (ephemeralContainer:)$/m, '$1').replace(/^# {3}(image: .*)$/m, '  $1').replace(/^# {3}# (securityContext:.*)$/m, '  $1').replace(/^# {3}# {3}(\S.*)$/gm, '    $1');
+    assert.match(uncommented, /^ {2}securityContext:/m, 'the example names a securityContext');
+    const result = parseConfig(uncommented);
+    assert.ok(result.ok, formatProblems(result.ok ? [] : result.problems));
+    const sc = result.config.ephemeralContainerSecurityContext;
+    assert.equal(sc?.runAsNonRoot, true);
+    assert.equal(sc?.allowPrivilegeEscalation, false);
+    assert.deepEqual(sc?.capabilities?.drop, ['ALL']);
+    assert.equal(sc?.seccompProfile?.type, 'RuntimeDefault');
   });
 
   it('names a bad stop-container securityContext field', () => {

@@ -3,8 +3,9 @@ export type { CompletionMode, ContainerLifecycle, ContainerRole, LifecycleOption
 export { ConditionType, EventReason } from './records.js';
 export type { IssuedStop, LifecycleEvent, PodConditionInput, StatusUpdate } from './records.js';
 export { evaluatePod } from './evaluate.js';
-export type { Decision, DeleteDecision, EscalationWhy, EvaluateOptions, InvalidDecision, NoneDecision, NoneWhy, PhaseDecision, StopDecision, StopMethod, StopStep } from './evaluate.js';
-export type { KeystoneConfig } from './config.js';
+export type { Decision, DeleteDecision, Escalation, EscalationWhy, EvaluateOptions, InvalidDecision, Lateness, NoneDecision, NoneWhy, PhaseDecision, StopDecision, StopMethod, StopStep } from './decision.js';
+export { restrictedStopContext } from './config.js';
+export type { KeystoneConfig, StopContextProblem, StopContextResult } from './config.js';
 export { createExecApi } from './strategies/api.js';
 export type { ExecResult, PodApi, PodExecApi, PodRef } from './strategies/api.js';
 export { stopByExec } from './strategies/exec.js';

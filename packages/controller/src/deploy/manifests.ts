@@ -183,7 +183,8 @@ execCommands: {}
 #  drain-envoy: ["/usr/local/bin/pilot-agent", "request", "POST", "quitquitquit"]
 # ephemeralContainer:
 #   image: busybox:1.36        # for distroless sidecars: signals their PID 1 or POSTs to 127.0.0.1
-#   # securityContext: {}      # default: Pod Security "restricted" (non-root 65532, no escalation, drop ALL, RuntimeDefault)
+#   # securityContext:         # laid over Pod Security "restricted" (non-root 65532, no escalation, drop ALL, RuntimeDefault); weaker settings are refused
+#   #   readOnlyRootFilesystem: true
 #   # matchTargetUser: true    # signal stops run as the target's declared non-root uid (kill needs the same uid)
 keystoneLimit: 1
 defaultStrategy: auto          # auto: exec, then an ephemeral container when exec is impossible

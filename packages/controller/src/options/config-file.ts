@@ -14,6 +14,7 @@
  */
 import type { V1SecurityContext } from '@kubernetes/client-node';
 import { dns1123LabelProblem } from '@podlife/core';
+import { restrictedStopContext } from '@podlife/keystone';
 import { parseDocument } from 'yaml';
 
 /** How sidecars are stopped when the kubelet does not own them (DESIGN 3.3). */
@@ -26,7 +27,10 @@ export interface ControllerConfig {
   execCommands: Record<string, string[]>;
   /** Image of the ephemeral container that signals distroless sidecars; undefined disables the strategy. */
   ephemeralContainerImage: string | undefined;
-  /** Its securityContext; undefined means the restricted-profile default (RESTRICTED_STOP_CONTEXT). */
+  /**
+   * Its securityContext: the file's laid over the restricted-profile default (RESTRICTED_STOP_CONTEXT),
+   * anything weaker refused; undefined means that default as it is.
+   */
   ephemeralContainerSecurityContext?: V1SecurityContext;
   /** Signal stops run as the target's declared non-root uid (docs/adr/0093); default true. */
   ephemeralContainerMatchTargetUser?: boolean;
@@ -160,7 +164,12 @@ function readEphemeralContainer(raw: unknown, problem: Problem): EphemeralSettin
   if (raw.securityContext !== undefined) {
     const found = securityContextProblem(raw.securityContext);
     if (found) problem(`ephemeralContainer.securityContext${found.field}`, found.message);
-    else out.ephemeralContainerSecurityContext = raw.securityContext as V1SecurityContext;
+    else {
+      // Laid over the restricted default: a field left out never falls back to the pod's or the runtime's.
+      const merged = restrictedStopContext(raw.securityContext as V1SecurityContext);
+      if (merged.ok) out.ephemeralContainerSecurityContext = merged.context;
+      else for (const p of merged.problems) problem(`ephemeralContainer.securityContext${p.field}`, `${p.message}: the stop container runs no weaker than Pod Security "restricted"`);
+    }
   }
   if (raw.matchTargetUser !== undefined) {
     if (typeof raw.matchTargetUser !== 'boolean') problem('ephemeralContainer.matchTargetUser', 'must be true or false');
