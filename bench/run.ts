@@ -21,7 +21,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { nodePrerequisiteProblem } from '../test/support/node.js';
+import { nodePrerequisiteProblem } from '@podlife/testbed';
 import { RESULTS_ENV, verdictState, type Recorded } from './verdict.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');

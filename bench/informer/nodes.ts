@@ -21,7 +21,7 @@
  * - taints: two pools of three taint their nodes (one of them twice), 3% of nodes still carry a
  *   readiness.k8s.io/ taint and 1% are cordoned, so nodes carry 0 to 3, about one on average.
  */
-import { seededRandom } from '../../test/support/random.js';
+import { seededRandom } from '@podlife/testbed';
 import type { V1ContainerImage, V1ManagedFieldsEntry, V1Node, V1NodeCondition, V1Taint } from '@kubernetes/client-node';
 import { BASE_MS, digest, fieldSet, hex, int, nodeIP, nodeName, pick, uuid, wire, type Rand, WORKLOAD_IMAGES } from './pods.js';
 

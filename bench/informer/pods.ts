@@ -15,7 +15,7 @@
  *   its size scales with the pod like the real thing. Items carry no apiVersion/kind, as in a
  *   real list body.
  */
-import { seededRandom } from '../../test/support/random.js';
+import { seededRandom } from '@podlife/testbed';
 import type {
   V1Container,
   V1ContainerStatus,

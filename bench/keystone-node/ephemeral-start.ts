@@ -17,10 +17,7 @@
 import os from 'node:os';
 import type { V1Pod } from '@kubernetes/client-node';
 import { ContentType, resourcePath, sleep } from '@podlife/core';
-import { startControlPlane, type ControlPlane } from '../../test/support/control-plane.js';
-import { nodePrerequisiteProblem, startNode, type RealNode } from '../../test/support/node.js';
-import { waitFor } from '../../test/support/wait.js';
-import { readKubeletLog } from '../../test/support/klog.js';
+import { type ControlPlane, nodePrerequisiteProblem, readKubeletLog, type RealNode, startControlPlane, startNode, waitFor } from '@podlife/testbed';
 import { loadAverage, percentile } from '../verdict.js';
 
 const i = process.argv.indexOf('--pods');

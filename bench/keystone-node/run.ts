@@ -26,11 +26,8 @@ import os from 'node:os';
 import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
 import { createLogger, resourcePath, sleep, type KubeClient } from '@podlife/core';
 import { ControllerApp, defaultConfig, parseFlags, type ControllerConfig, type ControllerFlags } from '@podlife/controller';
-import { startControlPlane, type ControlPlane } from '../../test/support/control-plane.js';
-import { nodePrerequisiteProblem, startNode, type RealNode } from '../../test/support/node.js';
-import { localWebhook, type LocalWebhook } from '../../test/support/webhook.js';
+import { type ControlPlane, type KubeletLog, localWebhook, type LocalWebhook, nodePrerequisiteProblem, readKubeletLog, type RealNode, startControlPlane, startNode } from '@podlife/testbed';
 import { benchJob, LABEL_WAVE, STRATEGIES, type Strategy } from './jobs.js';
-import { readKubeletLog, type KubeletLog } from '../../test/support/klog.js';
 import { judge, percentile } from '../verdict.js';
 
 const arg = (name: string, dflt: number): number => {

@@ -17,7 +17,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { ContentType, Informer, KubeClient, Manager, resourcePath } from '@podlife/core';
 import type { PodApi } from '@podlife/keystone';
 import { keystoneController } from '@podlife/keystone';
-import { startControlPlane } from '../../test/support/control-plane.js';
+import { startControlPlane } from '@podlife/testbed';
 import { judge, loadAverage, openLoop, percentile, times } from '../verdict.js';
 
 const arg = (name: string, dflt: number): number => {

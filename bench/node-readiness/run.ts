@@ -26,8 +26,7 @@ import type { V1Node } from '@kubernetes/client-node';
 import { ContentType, Informer, resourcePath } from '@podlife/core';
 import type { KubeClient } from '@podlife/core';
 import { nodeReadinessRule, nodeReadinessRuleCrd, rulePath } from '@podlife/node-readiness';
-import { startControlPlane } from '../../test/support/control-plane.js';
-import { waitFor } from '../../test/support/wait.js';
+import { startControlPlane, waitFor } from '@podlife/testbed';
 import { CpuAccount, processName } from '../cpu.js';
 import { judge, percentile, pool, times } from '../verdict.js';
 

@@ -13,7 +13,7 @@
 // Variants alternate within each round, so drift in the API server (heap, etcd size) falls on all.
 import type { V1Node } from '@kubernetes/client-node';
 import { ContentType, KubeClient, resourcePath } from '@podlife/core';
-import { startControlPlane } from '../../test/support/control-plane.js';
+import { startControlPlane } from '@podlife/testbed';
 import { USER_HZ, processName, processTicks } from '../cpu.js';
 import { judge, loadAverage, percentile, pool } from '../verdict.js';
 

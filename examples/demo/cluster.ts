@@ -10,9 +10,7 @@
  * - `stop()` stops the node before the control plane and leaves nothing behind.
  */
 import type { V1Job } from '@kubernetes/client-node';
-import { startControlPlane, type ControlPlane } from '../../test/support/control-plane.js';
-import { SimulatedKubelet } from '../../test/support/kubelet.js';
-import { nodePrerequisiteProblem, startNode, type RealNode } from '../../test/support/node.js';
+import { type ControlPlane, nodePrerequisiteProblem, type RealNode, SimulatedKubelet, startControlPlane, startNode } from '@podlife/testbed';
 
 export interface DemoCluster {
   readonly cp: ControlPlane;

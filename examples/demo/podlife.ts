@@ -8,7 +8,7 @@
  */
 import { createLogger } from '@podlife/core';
 import { ControllerApp, defaultConfig, parseFlags, type ControllerConfig } from '@podlife/controller';
-import type { ControlPlane } from '../../test/support/control-plane.js';
+import type { ControlPlane } from '@podlife/testbed';
 
 export interface RunningController {
   readonly description: string;

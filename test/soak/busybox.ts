@@ -13,7 +13,7 @@
  * cannot be recorded from inside; its exit code 137 tells it.
  */
 import type { V1Container, V1Volume } from '@kubernetes/client-node';
-import type { ContainerScript } from '../support/kubelet-script.js';
+import type { ContainerScript } from '@podlife/testbed';
 
 /** Where the record folder is mounted in every container. */
 export const RECORD_MOUNT = '/soak-record';

@@ -6,7 +6,7 @@
  * decided by its kind and a seeded random source alone, so a run can be repeated; the same
  * scripts drive the simulated kubelet and, as busybox containers, the real node.
  */
-import { containerScript, type PodScript } from '../support/kubelet-script.js';
+import { COMPLETION, containerScript, ON_KEYSTONE_EXIT, type PodScript, roleKey } from '@podlife/testbed';
 import { busyboxContainer, recordVolume } from './busybox.js';
 
 export type Expected = 'complete' | 'fail';
@@ -73,7 +73,7 @@ export const JOB_KINDS: readonly JobKind[] = [
     endedByKubelet: true,
     build: (random) => ({
       containers: ['main', 'proxy'], roles: { main: 'keystone', proxy: 'sidecar' },
-      annotations: { 'podlife.dev/on-keystone-exit': 'TerminatePod' },
+      annotations: { [ON_KEYSTONE_EXIT]: 'TerminatePod' },
       script: { containers: { main: { runMs: between(random, 1000, 6000), exitCode: 0 }, proxy: cleanSidecar(random) } },
     }),
   },
@@ -81,7 +81,7 @@ export const JOB_KINDS: readonly JobKind[] = [
     name: 'phase', what: 'completion: phase: app exits 0, the sidecar exits 143 on TERM, the result is the mains\'', expected: 'complete',
     trigger: ['app'], mains: ['app'], sidecars: ['proxy'], endedByKubelet: true,
     build: (random) => ({
-      containers: ['app', 'proxy'], roles: { proxy: 'sidecar' }, annotations: { 'podlife.dev/completion': 'phase' },
+      containers: ['app', 'proxy'], roles: { proxy: 'sidecar' }, annotations: { [COMPLETION]: 'phase' },
       script: { containers: { app: { runMs: between(random, 1000, 6000), exitCode: 0 }, proxy: { signalExitDelayMs: between(random, 0, 1500) } } },
     }),
   },
@@ -121,7 +121,7 @@ export function jobManifest(kind: JobKind, index: number, random: () => number, 
   const built = kind.build(random);
   const annotations: Record<string, string> = { ...built.annotations };
   if ('scriptAnnotation' in flavour) annotations[flavour.scriptAnnotation] = JSON.stringify(built.script);
-  for (const [container, role] of Object.entries(built.roles)) annotations[`role.podlife.dev/${container}`] = role;
+  for (const [container, role] of Object.entries(built.roles)) annotations[roleKey(container)] = role;
   const podSpec = 'scriptAnnotation' in flavour
     ? { containers: built.containers.map((name) => ({ name, image: `soak-${name}:1` })) }
     : {

@@ -13,8 +13,7 @@ import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync } f
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { Informer, resourcePath, stripManagedFields, type KubeClient } from '@podlife/core';
-import type { KubeletRecord } from '../support/kubelet.js';
-import type { RealNode } from '../support/node.js';
+import type { KubeletRecord, RealNode } from '@podlife/testbed';
 import { recordFileName } from './busybox.js';
 import { nodeRecords, parseKubeletKills, parseOwnRecord, type PodSeen } from './node-records.js';
 

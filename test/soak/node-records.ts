@@ -15,8 +15,7 @@
  * container that stopped with no exit code seen anywhere gets exit code -1 at the moment runc
  * was first seen not running it.
  */
-import type { KubeletRecord } from '../support/kubelet.js';
-import { klogLineMs } from '../support/klog.js';
+import { klogLineMs, type KubeletRecord } from '@podlife/testbed';
 
 /** Clock slack between the kubelet's log time and a container's uptime record (both this host's clock). */
 const CLOCK_SLACK_MS = 20;

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { makeTempDir, removeTempDir, startProcess } from '../support/processes.js';
+import { makeTempDir, removeTempDir, startProcess } from '@podlife/testbed';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 

@@ -12,7 +12,7 @@
  */
 import { join } from 'node:path';
 import type { KubeClient } from '@podlife/core';
-import { startProcess, type ManagedProcess } from '../support/processes.js';
+import { type ManagedProcess, startProcess } from '@podlife/testbed';
 
 export const RESTART_DELAY_MS = 2000;
 export const LEASE_NAME = 'podlife-controller';

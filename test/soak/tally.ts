@@ -7,7 +7,7 @@
  * figure can be followed to a pod; nothing is counted from the controller's own word except
  * Events, which is what the Event rows are about.
  */
-import type { KubeletRecord } from '../support/kubelet.js';
+import type { KubeletRecord } from '@podlife/testbed';
 import { kindOfPod, type JobKind } from './jobs.js';
 
 /** The least a container gets between its stop and a SIGKILL (DESIGN 3.2's minimum share). */

@@ -8,9 +8,7 @@
  */
 import { chownSync, copyFileSync, createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ControlPlane } from '../support/control-plane.js';
-import { SCRIPT_ANNOTATION, SimulatedKubelet, type KubeletRecord } from '../support/kubelet.js';
-import { startNode } from '../support/node.js';
+import { type ControlPlane, type KubeletRecord, SCRIPT_ANNOTATION, SimulatedKubelet, startNode } from '@podlife/testbed';
 import { CONTAINER_UID } from './busybox.js';
 import type { PodFlavour } from './jobs.js';
 import { NodeObserver } from './node-observer.js';

@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { ContentType, resourcePath } from '@podlife/core';
 import { ensureGoTool } from '../../../scripts/go-tools.mjs';
-import { sharedControlPlane, type ControlPlane } from '../../support/control-plane.js';
+import { type ControlPlane, roleKey, sharedControlPlane, stopKey } from '@podlife/testbed';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
 const dist = join(repo, 'packages/controller/dist/cli/podlife.js');
@@ -76,7 +76,7 @@ describe('podlife as kubectl podlife (real kubectl, real API server)', function 
 
     await cp.client.create(resourcePath({ version: 'v1', resource: 'namespaces' }), { metadata: { name: ns } });
     const pods = resourcePath({ version: 'v1', resource: 'pods', namespace: ns });
-    const annotations = { 'role.podlife.dev/proxy': 'sidecar', 'stop.podlife.dev/proxy': 'preset:envoy' };
+    const annotations = { [roleKey('proxy')]: 'sidecar', [stopKey('proxy')]: 'preset:envoy' };
     const containers = [
       { name: 'app', image: 'busybox:1.36' },
       { name: 'proxy', image: 'envoy:1' },
@@ -154,7 +154,7 @@ describe('podlife as kubectl podlife (real kubectl, real API server)', function 
     await cp.client.create(resourcePath({ version: 'v1', resource: 'namespaces' }), { metadata: { name: fresh } });
     try {
       const pods = resourcePath({ version: 'v1', resource: 'pods', namespace: fresh });
-      const annotations = { 'role.podlife.dev/proxy': 'sidecar', 'stop.podlife.dev/proxy': 'preset:envoy' };
+      const annotations = { [roleKey('proxy')]: 'sidecar', [stopKey('proxy')]: 'preset:envoy' };
       const containers = [
         { name: 'app', image: 'busybox:1.36' },
         { name: 'proxy', image: 'envoy:1' },

@@ -7,7 +7,6 @@
  *   release.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -15,22 +14,11 @@ import type { V1NodeCondition } from '@kubernetes/client-node';
 import { ContentType, resourcePath } from '@podlife/core';
 import type { KubeClient } from '@podlife/core';
 import { nodeReadinessRule, rulePath } from '@podlife/node-readiness';
-import { sharedControlPlane } from '../../support/control-plane.js';
-import { SimulatedKubelet } from '../../support/kubelet.js';
-import { waitFor } from '../../support/wait.js';
+import { podlife, sharedControlPlane, SimulatedKubelet, waitFor } from '@podlife/testbed';
 
-const cliPath = fileURLToPath(new URL('../../../packages/controller/src/cli/podlife.ts', import.meta.url));
 const crdYaml = readFileSync(fileURLToPath(new URL('../../../deploy/crds/nodereadinessrules.yaml', import.meta.url)), 'utf8');
 const crdName = 'nodereadinessrules.readiness.podlife.dev';
 
-/** Runs the `podlife` CLI from source, as a user would, against the given kubeconfig. */
-function podlife(kubeconfig: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', '--conditions=@podlife/source', cliPath, ...args], { env: { ...process.env, KUBECONFIG: kubeconfig } }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 async function installCrd(client: KubeClient): Promise<void> {
   const crds = resourcePath({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' });

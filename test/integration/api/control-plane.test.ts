@@ -13,11 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { KubeConfig, type V1Job, type V1Pod, type V1PodCondition } from '@kubernetes/client-node';
 import { ApiError, ContentType, KubeClient, resourcePath } from '@podlife/core';
 import { pinnedVersions } from '../../../scripts/control-plane-assets.mjs';
-import { sharedControlPlane, startControlPlane, type ControlPlane } from '../../support/control-plane.js';
-import { SCRIPT_ANNOTATION, SimulatedKubelet, exitCodeForSignal, parseScriptAnnotation, signalSentToPid1, type PodScript } from '../../support/kubelet.js';
-import { recordPod } from '../../support/pod-recorder.js';
-import { isAlive } from '../../support/processes.js';
-import { waitFor } from '../../support/wait.js';
+import { type ControlPlane, createNamespace, exitCodeForSignal, isAlive, parseScriptAnnotation, type PodScript, recordPod, SCRIPT_ANNOTATION, sharedControlPlane, signalSentToPid1, SimulatedKubelet, startControlPlane, waitFor } from '@podlife/testbed';
 
 const podsPath = (namespace: string, name?: string, subresource?: string): string =>
   resourcePath({ version: 'v1', resource: 'pods', namespace, name, subresource });
@@ -40,13 +36,6 @@ async function rejection(promise: Promise<unknown>): Promise<ApiError> {
     throw err;
   }
   assert.fail('the API server accepted the request');
-}
-
-let namespaceCounter = 0;
-async function freshNamespace(cp: ControlPlane, prefix: string): Promise<string> {
-  const name = `${prefix}-${process.pid}-${++namespaceCounter}`;
-  await cp.client.create(resourcePath({ version: 'v1', resource: 'namespaces' }), { metadata: { name } });
-  return name;
 }
 
 function pod(name: string, spec: Partial<NonNullable<V1Pod['spec']>> = {}, script?: PodScript): V1Pod {
@@ -76,7 +65,7 @@ describe('local control plane', function () {
   });
 
   it("rejects an invalid Pod with the API server's own validation (422 Invalid, naming the field)", async () => {
-    const ns = await freshNamespace(cp, 'validation');
+    const ns = await createNamespace(cp.client, 'validation');
     const invalid = pod('invalid', { containers: [{ name: 'Not_A_DNS_Label', image: '' }] });
     const err = await rejection(cp.client.create(podsPath(ns), invalid));
     assert.equal(err.status, 422);
@@ -86,7 +75,7 @@ describe('local control plane', function () {
   });
 
   it('refuses a user that RBAC grants nothing (403 Forbidden)', async () => {
-    const ns = await freshNamespace(cp, 'rbac');
+    const ns = await createNamespace(cp.client, 'rbac');
     const alice = await clientFor(await cp.kubeconfigFor('alice', ['team-a']));
     try {
       const err = await rejection(alice.get(podsPath(ns)));
@@ -99,7 +88,7 @@ describe('local control plane', function () {
   });
 
   it('lets a user do exactly what a RoleBinding to its group grants', async () => {
-    const ns = await freshNamespace(cp, 'rbac');
+    const ns = await createNamespace(cp.client, 'rbac');
     const rbac = (resource: string): string => resourcePath({ group: 'rbac.authorization.k8s.io', version: 'v1', resource, namespace: ns });
     await cp.client.create(rbac('roles'), {
       metadata: { name: 'pod-reader' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }],
@@ -121,7 +110,7 @@ describe('local control plane', function () {
   });
 
   it('runs a Job through the real Job controller to Complete when the simulated kubelet finishes its container', async () => {
-    const ns = await freshNamespace(cp, 'job');
+    const ns = await createNamespace(cp.client, 'job');
     const kubelet = new SimulatedKubelet(cp.client, { nodeNames: [`node-${ns}`] });
     await kubelet.start();
     try {
@@ -174,7 +163,7 @@ describe('simulated kubelet', function () {
     await kubelet?.stop();
   });
   beforeEach(async () => {
-    ns = await freshNamespace(cp, 'kubelet');
+    ns = await createNamespace(cp.client, 'kubelet');
   });
 
   const onNode = { nodeSelector: { 'kubernetes.io/hostname': node } };
@@ -306,7 +295,7 @@ describe('fault injection', function () {
     this.timeout(180_000);
     // Without the watch cache, watches are served by etcd, so compaction shows through as 410.
     cp = await startControlPlane({ watchCache: false });
-    ns = await freshNamespace(cp, 'faults');
+    ns = await createNamespace(cp.client, 'faults');
   });
   after(async () => {
     await cp?.stop();

@@ -9,8 +9,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'mocha';
-import { startControlPlane, type ControlPlane } from '../../support/control-plane.js';
-import { waitFor } from '../../support/wait.js';
+import { type ControlPlane, startControlPlane, waitFor } from '@podlife/testbed';
 
 describe('controller shutdown', function () {
   this.timeout(120_000);

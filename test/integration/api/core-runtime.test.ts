@@ -8,7 +8,6 @@
  *   supported release.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { describe, it, before, after } from 'mocha';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import {
@@ -26,42 +25,10 @@ import {
   type KubeClient,
   type LeaseApi,
 } from '@podlife/core';
-import { startControlPlane, type ControlPlane } from '../../support/control-plane.js';
-import { retry, waitFor } from '../../support/wait.js';
-
-
-
-
-const cmPath = (namespace: string, name?: string): string => resourcePath({ version: 'v1', resource: 'configmaps', namespace, name });
-
-async function createNamespace(client: KubeClient): Promise<string> {
-  const name = `core-rt-${randomBytes(3).toString('hex')}`;
-  await client.create('/api/v1/namespaces', { metadata: { name } });
-  return name;
-}
+import { configMapsPath, type ControlPlane, createNamespace, expectStoreMatchesServer, retry, startControlPlane, waitFor } from '@podlife/testbed';
 
 async function createCm(client: KubeClient, namespace: string, name: string, value = '1'): Promise<void> {
-  await retry(() => client.create(cmPath(namespace), { metadata: { name }, data: { value } }));
-}
-
-/** name -> resourceVersion of every ConfigMap in the namespace, as the server sees it. */
-async function serverState(client: KubeClient, namespace: string): Promise<Map<string, string>> {
-  const list = await retry(() => client.get<{ items: V1ConfigMap[] }>(cmPath(namespace)));
-  return new Map(list.items.map((cm) => [cm.metadata?.name ?? '', cm.metadata?.resourceVersion ?? '']));
-}
-
-function storeState(informer: Informer<V1ConfigMap>): Map<string, string> {
-  return new Map(informer.store.list().map((cm) => [cm.metadata?.name ?? '', cm.metadata?.resourceVersion ?? '']));
-}
-
-function sameState(a: Map<string, string>, b: Map<string, string>): boolean {
-  if (a.size !== b.size) return false;
-  for (const [k, v] of a) if (b.get(k) !== v) return false;
-  return true;
-}
-
-async function expectStoreMatchesServer(client: KubeClient, namespace: string, informer: Informer<V1ConfigMap>, timeoutMs = 30_000): Promise<void> {
-  await waitFor('the informer store to equal the server state', async () => sameState(storeState(informer), await serverState(client, namespace)), { timeoutMs });
+  await retry(() => client.create(configMapsPath(namespace), { metadata: { name }, data: { value } }));
 }
 
 describe('core runtime against a real API server', function () {
@@ -81,7 +48,7 @@ describe('core runtime against a real API server', function () {
   function informer(namespace: string, watchdogMs = 5_000): Informer<V1ConfigMap> {
     return new Informer<V1ConfigMap>({
       client,
-      path: cmPath(namespace),
+      path: configMapsPath(namespace),
       transform: stripManagedFields,
       watchdogMs,
       backoff: { minMs: 200, maxMs: 2_000 },
@@ -90,7 +57,7 @@ describe('core runtime against a real API server', function () {
 
   describe('Informer', () => {
     it('lists, then follows creates, updates and deletes; objects carry kind and no managedFields', async () => {
-      const ns = await createNamespace(client);
+      const ns = await createNamespace(client, 'core-rt');
       for (let i = 0; i < 5; i++) await createCm(client, ns, `pre-${i}`);
       const inf = informer(ns);
       inf.start();
@@ -101,8 +68,8 @@ describe('core runtime against a real API server', function () {
         assert.equal(listed?.kind, 'ConfigMap');
         assert.equal(listed?.metadata?.managedFields, undefined);
         await createCm(client, ns, 'later');
-        await client.patch(cmPath(ns, 'pre-1'), { data: { value: '2' } }, ContentType.MergePatch);
-        await client.delete(cmPath(ns, 'pre-2'));
+        await client.patch(configMapsPath(ns, 'pre-1'), { data: { value: '2' } }, ContentType.MergePatch);
+        await client.delete(configMapsPath(ns, 'pre-2'));
         await expectStoreMatchesServer(client, ns, inf);
         assert.equal(inf.store.get(`${ns}/pre-1`)?.data?.['value'], '2');
       } finally {
@@ -112,7 +79,7 @@ describe('core runtime against a real API server', function () {
 
     it('misses nothing across an API server restart', async function () {
       this.timeout(180_000);
-      const ns = await createNamespace(client);
+      const ns = await createNamespace(client, 'core-rt');
       for (let i = 0; i < 10; i++) await createCm(client, ns, `before-${i}`);
       const inf = informer(ns);
       inf.start();
@@ -120,8 +87,8 @@ describe('core runtime against a real API server', function () {
         await inf.waitForSync();
         await cp.restartApiServer();
         for (let i = 0; i < 10; i++) await createCm(client, ns, `after-${i}`);
-        await retry(() => client.delete(cmPath(ns, 'before-0')));
-        await expectStoreMatchesServer(client, ns, inf, 60_000);
+        await retry(() => client.delete(configMapsPath(ns, 'before-0')));
+        await expectStoreMatchesServer(client, ns, inf, { timeoutMs: 60_000 });
       } finally {
         await inf.stop();
       }
@@ -129,7 +96,7 @@ describe('core runtime against a real API server', function () {
 
     it('notices a 30 s freeze (SIGSTOP) through the watchdog and catches up after SIGCONT', async function () {
       this.timeout(180_000);
-      const ns = await createNamespace(client);
+      const ns = await createNamespace(client, 'core-rt');
       await createCm(client, ns, 'before');
       const inf = informer(ns, 5_000);
       const stalls: Error[] = [];
@@ -147,7 +114,7 @@ describe('core runtime against a real API server', function () {
         }
         assert.ok(stalls.length >= 1, 'the watchdog fired while the API server was frozen');
         for (let i = 0; i < 10; i++) await createCm(client, ns, `after-${i}`);
-        await expectStoreMatchesServer(client, ns, inf, 60_000);
+        await expectStoreMatchesServer(client, ns, inf, { timeoutMs: 60_000 });
       } finally {
         await inf.stop();
       }
@@ -155,17 +122,17 @@ describe('core runtime against a real API server', function () {
 
     it('relists after etcd compaction makes its resourceVersion too old (410), replaying what it missed', async function () {
       this.timeout(180_000);
-      const ns = await createNamespace(client);
+      const ns = await createNamespace(client, 'core-rt');
       for (const name of ['keep', 'change', 'vanish']) await createCm(client, ns, name);
       const inf = informer(ns, 60_000);
       inf.start();
       await inf.waitForSync();
       // Disconnect the informer while the collection changes and history is compacted away.
       await inf.stop();
-      await client.patch(cmPath(ns, 'change'), { data: { value: '2' } }, ContentType.MergePatch);
-      await client.delete(cmPath(ns, 'vanish'));
+      await client.patch(configMapsPath(ns, 'change'), { data: { value: '2' } }, ContentType.MergePatch);
+      await client.delete(configMapsPath(ns, 'vanish'));
       await createCm(client, ns, 'new');
-      const other = await createNamespace(client);
+      const other = await createNamespace(client, 'core-rt');
       for (let i = 0; i < 20; i++) await createCm(client, other, `noise-${i}`);
       await cp.compactEtcd();
       // A fresh API server has an empty watch cache, so the old resourceVersion cannot be served from memory either.
@@ -190,10 +157,10 @@ describe('core runtime against a real API server', function () {
 
   describe('Manager, Controller and WorkQueue', () => {
     it('reconciles every object of a synced informer exactly as the server holds it', async () => {
-      const ns = await createNamespace(client);
+      const ns = await createNamespace(client, 'core-rt');
       for (let i = 0; i < 30; i++) await createCm(client, ns, `cm-${i}`);
       const mgr = new Manager({ client, healthPort: 0, metricsPort: 0 });
-      const cms = mgr.informer<V1ConfigMap>({ path: cmPath(ns), transform: stripManagedFields });
+      const cms = mgr.informer<V1ConfigMap>({ path: configMapsPath(ns), transform: stripManagedFields });
       const inFlight = new Set<string>();
       let overlaps = 0;
       const controller = new Controller({
@@ -206,7 +173,7 @@ describe('core runtime against a real API server', function () {
             try {
               const cm = cms.store.get(key);
               if (!cm || cm.metadata?.labels?.['seen'] === 'yes') return;
-              await client.patch(cmPath(ns, cm.metadata?.name), { metadata: { labels: { seen: 'yes' } } }, ContentType.MergePatch);
+              await client.patch(configMapsPath(ns, cm.metadata?.name), { metadata: { labels: { seen: 'yes' } } }, ContentType.MergePatch);
             } finally {
               inFlight.delete(key);
             }
@@ -219,7 +186,7 @@ describe('core runtime against a real API server', function () {
         const ready = await fetch(`${mgr.url('/readyz')}/readyz`);
         assert.equal(ready.status, 200);
         await waitFor('every ConfigMap labelled', async () => {
-          const list = await client.get<{ items: V1ConfigMap[] }>(cmPath(ns));
+          const list = await client.get<{ items: V1ConfigMap[] }>(configMapsPath(ns));
           return list.items.length === 30 && list.items.every((cm) => cm.metadata?.labels?.['seen'] === 'yes');
         });
         assert.equal(overlaps, 0);
@@ -254,7 +221,7 @@ describe('core runtime against a real API server', function () {
 
     it('elects one leader of two and fails over within one retry period when the leader stops', async function () {
       this.timeout(60_000);
-      const ns = await createNamespace(client);
+      const ns = await createNamespace(client, 'core-rt');
       const a = replica(ns, 'a');
       const b = replica(ns, 'b');
       a.elector.start();
@@ -281,7 +248,7 @@ describe('core runtime against a real API server', function () {
 
     it('a partitioned leader steps down before its lease expires, and the other takes over after expiry', async function () {
       this.timeout(90_000);
-      const ns = await createNamespace(client);
+      const ns = await createNamespace(client, 'core-rt');
       let partitioned = false;
       const real = kubeLeaseApi(client, ns, 'core-rt');
       const cut = (): Promise<never> => Promise.reject(new Error('partitioned'));
@@ -316,9 +283,9 @@ describe('core runtime against a real API server', function () {
 
   describe('EventRecorder', () => {
     it('writes one events.k8s.io/v1 Event and folds repeats into its series', async () => {
-      const ns = await createNamespace(client);
+      const ns = await createNamespace(client, 'core-rt');
       await createCm(client, ns, 'subject');
-      const subject = await client.get<V1ConfigMap>(cmPath(ns, 'subject'));
+      const subject = await client.get<V1ConfigMap>(configMapsPath(ns, 'subject'));
       const rec = new EventRecorder({ client, controller: 'podlife.dev/core-test', instance: 'it-1' });
       for (let i = 0; i < 3; i++) await rec.event({ ...subject, apiVersion: 'v1', kind: 'ConfigMap' }, 'Normal', 'Checked', 'all good');
       await rec.close();

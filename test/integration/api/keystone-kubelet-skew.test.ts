@@ -11,33 +11,11 @@ import { randomBytes } from 'node:crypto';
 import type { V1Pod } from '@kubernetes/client-node';
 import { createLogger, resourcePath } from '@podlife/core';
 import { ControllerApp, type ControllerConfig, type ControllerFlags } from '@podlife/controller';
-import { startControlPlane, type ControlPlane } from '../../support/control-plane.js';
-import { SimulatedKubelet, SCRIPT_ANNOTATION, type PodScript } from '../../support/kubelet.js';
-import { waitFor } from '../../support/wait.js';
-import { localWebhook, type LocalWebhook } from '../../support/webhook.js';
-import { keystoneFlags } from '../../support/controller-flags.js';
+import { type ControlPlane, createNamespace, keystoneFlags, localWebhook, type LocalWebhook, podOf, podTemplate, type PodTemplate, SimulatedKubelet, startControlPlane, waitFor } from '@podlife/testbed';
 
 const config: ControllerConfig = { execCommands: {}, ephemeralContainerImage: undefined, keystoneLimit: 1, defaultStrategy: 'auto', namespaces: [] };
 
 const flags = keystoneFlags;
-
-interface ContainerDef {
-  name: string;
-  role?: 'keystone' | 'sidecar';
-}
-
-function podTemplate(opts: { containers: ContainerDef[]; annotations?: Record<string, string>; labels?: Record<string, string>; script: PodScript; grace?: number }) {
-  const annotations: Record<string, string> = { [SCRIPT_ANNOTATION]: JSON.stringify(opts.script), ...opts.annotations };
-  for (const c of opts.containers) if (c.role) annotations[`role.podlife.dev/${c.name}`] = c.role;
-  return {
-    metadata: { annotations, ...(opts.labels ? { labels: opts.labels } : {}) },
-    spec: {
-      restartPolicy: 'Never',
-      terminationGracePeriodSeconds: opts.grace ?? 30,
-      containers: opts.containers.map((c) => ({ name: c.name, image: `${c.name}:1` })),
-    },
-  };
-}
 
 const podsPath = (ns: string, name?: string, subresource?: string) => resourcePath({ version: 'v1', resource: 'pods', namespace: ns, name, subresource });
 
@@ -47,8 +25,8 @@ describe('keystone native sidecars and kubelet version skew (real API server, si
   let kubelet: SimulatedKubelet;
   let ns: string;
 
-  async function createPod(name: string, template: ReturnType<typeof podTemplate>, query?: Record<string, string>): Promise<V1Pod> {
-    return cp.client.create<V1Pod>(podsPath(ns), { apiVersion: 'v1', kind: 'Pod', metadata: { name, ...template.metadata }, spec: template.spec }, query);
+  async function createPod(name: string, template: PodTemplate, query?: Record<string, string>): Promise<V1Pod> {
+    return cp.client.create<V1Pod>(podsPath(ns), podOf(name, template), query);
   }
 
   async function startApp(over: Partial<ControllerFlags> = {}): Promise<ControllerApp> {
@@ -68,8 +46,7 @@ describe('keystone native sidecars and kubelet version skew (real API server, si
     cp = await startControlPlane({ controllerManager: true });
     kubelet = new SimulatedKubelet(cp.client, { nodeNames: ['node-a', 'node-b'] });
     await kubelet.start();
-    ns = `kubelet-skew-${randomBytes(3).toString('hex')}`;
-    await cp.client.create('/api/v1/namespaces', { metadata: { name: ns } });
+    ns = await createNamespace(cp.client, 'kubelet-skew');
   });
 
   after(async () => {
@@ -83,7 +60,7 @@ describe('keystone native sidecars and kubelet version skew (real API server, si
     let webhook: LocalWebhook | undefined;
     const labels = { 'podlife.dev/admission': 'enabled' };
     const template = () =>
-      podTemplate({ containers: [{ name: 'app' }, { name: 'proxy', role: 'sidecar' }], labels, script: { containers: { app: { runMs: 60_000 } } } });
+      podTemplate({ containers: [{ name: 'app', image: 'app:1' }, { name: 'proxy', image: 'proxy:1' }], roles: { proxy: 'sidecar' }, labels, script: { containers: { app: { runMs: 60_000 } } } });
     const converted = (p: V1Pod) => p.spec?.initContainers?.some((c) => c.name === 'proxy' && c.restartPolicy === 'Always') ?? false;
     const dryRunPod = async () => createPod(`dry-${randomBytes(3).toString('hex')}`, template(), { dryRun: 'All' });
 

@@ -13,9 +13,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { ContentType, createLogger, resourcePath, silentLogger, type KubeClient, type Logger } from '@podlife/core';
 import { ControllerApp, defaultConfig, parseFlags, type ControllerFlags } from '@podlife/controller';
 import { UNLABELLED_GAUGE, markContainerOps } from '@podlife/keystone';
-import { startControlPlane, type ControlPlane } from '../../support/control-plane.js';
-import { waitFor } from '../../support/wait.js';
-import { localWebhook } from '../../support/webhook.js';
+import { type ControlPlane, createNamespace, localWebhook, roleKey, startControlPlane, stopKey, waitFor } from '@podlife/testbed';
 
 const podsPath = (ns: string, name?: string): string => resourcePath({ version: 'v1', resource: 'pods', namespace: ns, name });
 
@@ -32,7 +30,7 @@ function pod(name: string, annotations?: Record<string, string>, labels?: Record
   };
 }
 
-const sidecar = { 'role.podlife.dev/proxy': 'sidecar' };
+const sidecar = { [roleKey('proxy')]: 'sidecar' };
 
 describe('opt-in selection by the podlife.dev/managed label, on a real API server', function () {
   let cp: ControlPlane;
@@ -43,8 +41,7 @@ describe('opt-in selection by the podlife.dev/managed label, on a real API serve
     this.timeout(600_000);
     cp = await startControlPlane();
     client = cp.client;
-    ns = `managed-${randomBytes(3).toString('hex')}`;
-    await client.create('/api/v1/namespaces', { metadata: { name: ns } });
+    ns = await createNamespace(client, 'managed');
     await client.create(podsPath(ns), pod('labelled', sidecar, { 'podlife.dev/managed': 'true' }));
     await client.create(podsPath(ns), pod('unlabelled', sidecar));
     await client.create(podsPath(ns), pod('plain'));
@@ -88,7 +85,7 @@ describe('opt-in selection by the podlife.dev/managed label, on a real API serve
       await client.patch(podsPath(ns, 'marked-later'), ops, ContentType.JsonPatch);
       const store = a.keystone!.podInformers[0]!.store;
       await waitFor('the marked pod in the managed-only cache', async () => store.get(`${ns}/marked-later`));
-      assert.equal(store.get(`${ns}/marked-later`)?.metadata?.annotations?.['stop.podlife.dev/proxy'], 'signal:TERM');
+      assert.equal(store.get(`${ns}/marked-later`)?.metadata?.annotations?.[stopKey('proxy')], 'signal:TERM');
       assert.equal((await a.keystone!.unlabelled.audit()).count, 1, 'still only the hand-annotated pod');
     } finally {
       await a.stop();

@@ -23,9 +23,7 @@ import {
   rulePath,
 } from '@podlife/node-readiness';
 import type { NodeReadinessRule, NodeReadinessRuleSpec } from '@podlife/node-readiness';
-import { sharedControlPlane } from '../../support/control-plane.js';
-import { getNode, hasTaint, installRuleCrd, nodeCondition, nodePath, setNodeConditions } from '../../support/node-readiness.js';
-import { waitFor } from '../../support/wait.js';
+import { getNode, hasTaint, installRuleCrd, nodeCondition, nodePath, setNodeConditions, sharedControlPlane, waitFor } from '@podlife/testbed';
 
 const condition = (type: string, status: string): V1NodeCondition => nodeCondition(type, status);
 const setConditions = setNodeConditions;

@@ -12,7 +12,6 @@
  *   release.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { describe, it, before, after } from 'mocha';
 import type { V1Pod } from '@kubernetes/client-node';
 import { resourcePath, sleep, type KubeClient } from '@podlife/core';
@@ -22,21 +21,9 @@ import {
   setPodCondition,
   waitForPodCondition,
 } from '@podlife/pod-conditions';
-import { sharedControlPlane, startControlPlane, type ControlPlane } from '../../support/control-plane.js';
-import { SimulatedKubelet, SCRIPT_ANNOTATION, type PodScript } from '../../support/kubelet.js';
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { type ControlPlane, createNamespace, podlife, type PodScript, SCRIPT_ANNOTATION, sharedControlPlane, SimulatedKubelet, startControlPlane } from '@podlife/testbed';
 
-const cliPath = fileURLToPath(new URL('../../../packages/controller/src/cli/podlife.ts', import.meta.url));
 
-/** Runs the `podlife` CLI from source, as a user would, against the given kubeconfig. */
-function podlife(kubeconfig: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', '--conditions=@podlife/source', cliPath, ...args], { env: { ...process.env, KUBECONFIG: kubeconfig } }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 const gateType = 'example.com/warm';
 const podPath = (namespace: string, name?: string): string => resourcePath({ version: 'v1', resource: 'pods', namespace, name });
@@ -52,12 +39,6 @@ function podSpec(name: string, opts: { gate?: boolean; script?: PodScript; annot
       ...(opts.gate ? { readinessGates: [{ conditionType: gateType }] } : {}),
     },
   };
-}
-
-async function createNamespace(client: KubeClient, prefix: string): Promise<string> {
-  const name = `${prefix}-${randomBytes(3).toString('hex')}`;
-  await client.create('/api/v1/namespaces', { metadata: { name } });
-  return name;
 }
 
 describe('pod conditions against a real API server', function () {

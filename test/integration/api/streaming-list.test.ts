@@ -9,46 +9,22 @@
  *   it serves it by default and how it ends the initial events.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { describe, it, before, after } from 'mocha';
 import { KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { ApiError, ContentType, Informer, KubeClient, resourcePath, sleep, stripManagedFields, type Query } from '@podlife/core';
-import { startControlPlane, type ControlPlane } from '../../support/control-plane.js';
-import { startHoldingProxy, type HoldingProxy } from '../../support/throttle-proxy.js';
-import { retry, waitFor } from '../../support/wait.js';
+import { ApiError, ContentType, Informer, KubeClient, sleep, stripManagedFields, type Query } from '@podlife/core';
+import { configMapsPath, type ControlPlane, createNamespace, expectStoreMatchesServer, type HoldingProxy, retry, startControlPlane, startHoldingProxy, type StateOptions, waitFor } from '@podlife/testbed';
 
-
-
-
-const cmPath = (namespace: string, name?: string): string => resourcePath({ version: 'v1', resource: 'configmaps', namespace, name });
-
-async function namespace(client: KubeClient): Promise<string> {
-  const name = `stream-${randomBytes(3).toString('hex')}`;
-  await client.create('/api/v1/namespaces', { metadata: { name } });
-  return name;
-}
+/** Reads of the server through restarts and compactions: more attempts, and a longer wait for the store. */
+const held: StateOptions = { attempts: 100, timeoutMs: 60_000 };
 
 /** Creates `count` ConfigMaps, `concurrency` at a time, each carrying `bytes` of data. */
 async function createMany(client: KubeClient, ns: string, count: number, bytes = 10, concurrency = 16): Promise<void> {
   const value = 'x'.repeat(bytes);
   let next = 0;
   const worker = async (): Promise<void> => {
-    for (let i = next++; i < count; i = next++) await retry(() => client.create(cmPath(ns), { metadata: { name: `cm-${i}` }, data: { value } }), 100);
+    for (let i = next++; i < count; i = next++) await retry(() => client.create(configMapsPath(ns), { metadata: { name: `cm-${i}` }, data: { value } }), 100);
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-}
-
-async function serverState(client: KubeClient, ns: string): Promise<Map<string, string>> {
-  const list = await retry(() => client.get<{ items: V1ConfigMap[] }>(cmPath(ns)), 100);
-  return new Map(list.items.map((cm) => [cm.metadata?.name ?? '', cm.metadata?.resourceVersion ?? '']));
-}
-
-async function expectStoreMatchesServer(client: KubeClient, ns: string, inf: Informer<V1ConfigMap>): Promise<void> {
-  await waitFor('the informer store to equal the server state', async () => {
-    const server = await serverState(client, ns);
-    const store = new Map(inf.store.list().map((cm) => [cm.metadata?.name ?? '', cm.metadata?.resourceVersion ?? '']));
-    return server.size === store.size && [...server].every(([k, v]) => store.get(k) === v);
-  }, { timeoutMs: 60_000 });
 }
 
 /**
@@ -107,7 +83,7 @@ function informer(
   watchdogMs = 30_000,
   initialSync: 'stream' | 'list' = 'stream',
 ): Informer<V1ConfigMap> {
-  return new Informer<V1ConfigMap>({ client, path: cmPath(ns), transform, watchdogMs, backoff: { minMs: 200, maxMs: 2_000 }, initialSync });
+  return new Informer<V1ConfigMap>({ client, path: configMapsPath(ns), transform, watchdogMs, backoff: { minMs: 200, maxMs: 2_000 }, initialSync });
 }
 
 /** A client of its own for the informer, whose GETs (the list's pages) are recorded, and `afterFirst` run once the first has its answer. */
@@ -148,7 +124,7 @@ describe('initial sync by streaming list, on a real API server (watch cache on, 
   it('syncs from one stream, without a list request, then follows changes on it', async function () {
     this.timeout(120_000);
     const client = cp.client;
-    const ns = await namespace(client);
+    const ns = await createNamespace(client, 'stream');
     await createMany(client, ns, 50);
     const inf = informer(client, ns);
     const errors: Error[] = [];
@@ -160,10 +136,10 @@ describe('initial sync by streaming list, on a real API server (watch cache on, 
       assert.equal(inf.store.size, 50);
       assert.equal(inf.store.get(`${ns}/cm-0`)?.kind, 'ConfigMap');
       assert.equal(inf.store.get(`${ns}/cm-0`)?.metadata?.managedFields, undefined);
-      await client.patch(cmPath(ns, 'cm-1'), { data: { value: 'changed' } }, ContentType.MergePatch);
-      await client.delete(cmPath(ns, 'cm-2'));
-      await client.create(cmPath(ns), { metadata: { name: 'later' }, data: { value: '1' } });
-      await expectStoreMatchesServer(client, ns, inf);
+      await client.patch(configMapsPath(ns, 'cm-1'), { data: { value: 'changed' } }, ContentType.MergePatch);
+      await client.delete(configMapsPath(ns, 'cm-2'));
+      await client.create(configMapsPath(ns), { metadata: { name: 'later' }, data: { value: '1' } });
+      await expectStoreMatchesServer(client, ns, inf, held);
       assert.equal(inf.store.get(`${ns}/cm-1`)?.data?.['value'], 'changed');
       assert.deepEqual(errors, []);
     } finally {
@@ -174,7 +150,7 @@ describe('initial sync by streaming list, on a real API server (watch cache on, 
   it('an API server restart during the initial stream: the partial stream counts for nothing, the next one syncs exactly', async function () {
     this.timeout(300_000);
     const client = cp.client;
-    const ns = await namespace(client);
+    const ns = await createNamespace(client, 'stream');
     // 200 objects of 400 KiB: 80 MiB, more than loopback socket buffers hold (they grow to 32 MiB
     // for the reader, 4 MiB for the writer), so while the proxy holds the stream after its first
     // 2 MiB, the server cannot finish it: the restart cuts it.
@@ -188,8 +164,8 @@ describe('initial sync by streaming list, on a real API server (watch cache on, 
       assert.deepEqual(errors, [], 'the stream was intact before the restart');
       await cp.restartApiServer();
       // Changes the broken stream never carried: the next stream must.
-      await retry(() => client.delete(cmPath(ns, 'cm-0')), 100);
-      await retry(() => client.create(cmPath(ns), { metadata: { name: 'during-restart' }, data: { value: '1' } }), 100);
+      await retry(() => client.delete(configMapsPath(ns, 'cm-0')), 100);
+      await retry(() => client.create(configMapsPath(ns), { metadata: { name: 'during-restart' }, data: { value: '1' } }), 100);
       const partial = transformed();
       assert.ok(partial < 200, `the held stream delivered part of the list (${partial} of 200 objects)`);
       proxy.release();
@@ -200,7 +176,7 @@ describe('initial sync by streaming list, on a real API server (watch cache on, 
       assert.ok(transformed() >= partial + 200, `the stream was read again from the start (${transformed()} objects transformed, ${partial} before the restart)`);
       assert.equal(inf.store.get(`${ns}/cm-0`), undefined);
       assert.ok(inf.store.get(`${ns}/during-restart`));
-      await expectStoreMatchesServer(client, ns, inf);
+      await expectStoreMatchesServer(client, ns, inf, held);
     } finally {
       await inf.stop();
       informerClient.close();
@@ -211,15 +187,15 @@ describe('initial sync by streaming list, on a real API server (watch cache on, 
   it('relists by streaming when a watch resumes from a compacted resourceVersion (410)', async function () {
     this.timeout(180_000);
     const client = cp.client;
-    const ns = await namespace(client);
+    const ns = await createNamespace(client, 'stream');
     await createMany(client, ns, 3);
     const inf = informer(client, ns);
     inf.start();
     await inf.waitForSync();
     await inf.stop();
-    await client.delete(cmPath(ns, 'cm-0'));
-    await client.create(cmPath(ns), { metadata: { name: 'new' }, data: { value: '1' } });
-    const other = await namespace(client);
+    await client.delete(configMapsPath(ns, 'cm-0'));
+    await client.create(configMapsPath(ns), { metadata: { name: 'new' }, data: { value: '1' } });
+    const other = await createNamespace(client, 'stream');
     await createMany(client, other, 20);
     await cp.compactEtcd();
     await cp.restartApiServer();
@@ -234,7 +210,7 @@ describe('initial sync by streaming list, on a real API server (watch cache on, 
       assert.match(relists[0] ?? '', /410/);
       assert.equal(inf.lastSyncPath, 'stream');
       assert.deepEqual(seen.sort(), ['add new', 'delete cm-0']);
-      await expectStoreMatchesServer(client, ns, inf);
+      await expectStoreMatchesServer(client, ns, inf, held);
     } finally {
       await inf.stop();
     }
@@ -255,7 +231,7 @@ describe('410 Gone during the initial sync (watch cache off: streams and pages r
   it('discards the partial stream and streams again from a fresh read', async function () {
     this.timeout(600_000);
     const client = cp.client;
-    const ns = await namespace(client);
+    const ns = await createNamespace(client, 'stream');
     // 10,100 objects of 8 KiB: the first etcd page alone is 80 MiB, more than loopback socket
     // buffers hold (32 MiB for the reader, 4 MiB for the writer), so while the proxy holds the
     // stream after its first MiB, the server is still sending the first page and has not read
@@ -273,7 +249,7 @@ describe('410 Gone during the initial sync (watch cache off: streams and pages r
       assert.deepEqual(errors, [], 'the stream was intact before the compaction');
       // Move etcd's revision on and compact it, so the second page (read at the first page's
       // revision) is gone.
-      await client.create(cmPath(ns), { metadata: { name: 'moves-the-revision' }, data: { value: '1' } });
+      await client.create(configMapsPath(ns), { metadata: { name: 'moves-the-revision' }, data: { value: '1' } });
       await cp.compactEtcd();
       proxy.release();
       await waitFor('sync', () => inf.hasSynced(), { timeoutMs: 300_000 });
@@ -284,7 +260,7 @@ describe('410 Gone during the initial sync (watch cache off: streams and pages r
       );
       assert.equal(inf.lastSyncPath, 'stream');
       assert.equal(inf.store.size, total + 1);
-      await expectStoreMatchesServer(client, ns, inf);
+      await expectStoreMatchesServer(client, ns, inf, held);
     } finally {
       await inf.stop();
       informerClient.close();
@@ -295,13 +271,13 @@ describe('410 Gone during the initial sync (watch cache off: streams and pages r
   it('a continue token that expires mid-list: the list starts over in pages from a fresh read, never unpaged', async function () {
     this.timeout(300_000);
     const client = cp.client;
-    const ns = await namespace(client);
+    const ns = await createNamespace(client, 'stream');
     // Three pages of 100. Once the first page is in, etcd's revision moves on and is compacted:
     // the second page, read at the first page's revision, is gone.
     const total = 250;
     await createMany(client, ns, total);
     const { client: informerClient, asked, failed } = await recordingClient(cp, async () => {
-      await client.create(cmPath(ns), { metadata: { name: 'moves-the-revision' }, data: { value: '1' } });
+      await client.create(configMapsPath(ns), { metadata: { name: 'moves-the-revision' }, data: { value: '1' } });
       await cp.compactEtcd();
     });
     const inf = informer(informerClient, ns, stripManagedFields, 30_000, 'list');
@@ -320,7 +296,7 @@ describe('410 Gone during the initial sync (watch cache off: streams and pages r
       );
       assert.deepEqual(errors, [], 'the list recovered inside one attempt');
       assert.equal(inf.store.size, total + 1);
-      await expectStoreMatchesServer(client, ns, inf);
+      await expectStoreMatchesServer(client, ns, inf, held);
     } finally {
       await inf.stop();
       informerClient.close();
@@ -342,7 +318,7 @@ describe('initial sync by paged list, where the API server refuses streaming (Wa
   it('falls back to the paged list without reporting an error, then follows changes', async function () {
     this.timeout(120_000);
     const client = cp.client;
-    const ns = await namespace(client);
+    const ns = await createNamespace(client, 'stream');
     await createMany(client, ns, 30);
     const inf = informer(client, ns);
     const errors: Error[] = [];
@@ -352,9 +328,9 @@ describe('initial sync by paged list, where the API server refuses streaming (Wa
       await inf.waitForSync();
       assert.equal(inf.lastSyncPath, 'list');
       assert.equal(inf.store.size, 30);
-      await client.patch(cmPath(ns, 'cm-1'), { data: { value: 'changed' } }, ContentType.MergePatch);
-      await client.delete(cmPath(ns, 'cm-2'));
-      await expectStoreMatchesServer(client, ns, inf);
+      await client.patch(configMapsPath(ns, 'cm-1'), { data: { value: 'changed' } }, ContentType.MergePatch);
+      await client.delete(configMapsPath(ns, 'cm-2'));
+      await expectStoreMatchesServer(client, ns, inf, held);
       assert.deepEqual(errors, []);
     } finally {
       await inf.stop();
@@ -364,7 +340,7 @@ describe('initial sync by paged list, where the API server refuses streaming (Wa
   it('an API server restart during a page: the partial list counts for nothing, the next list syncs exactly', async function () {
     this.timeout(300_000);
     const client = cp.client;
-    const ns = await namespace(client);
+    const ns = await createNamespace(client, 'stream');
     // 120 objects of 600 KiB: the first page of 100 is 60 MiB, more than loopback socket buffers
     // hold (32 MiB for the reader, 4 MiB for the writer), so while the proxy holds it after its
     // first 2 MiB, the server cannot finish it: the restart cuts it.
@@ -378,8 +354,8 @@ describe('initial sync by paged list, where the API server refuses streaming (Wa
       assert.deepEqual(errors, [], 'the list was intact before the restart');
       await cp.restartApiServer();
       // Changes the cut list never carried: the next list must.
-      await retry(() => client.delete(cmPath(ns, 'cm-0')), 100);
-      await retry(() => client.create(cmPath(ns), { metadata: { name: 'during-restart' }, data: { value: '1' } }), 100);
+      await retry(() => client.delete(configMapsPath(ns, 'cm-0')), 100);
+      await retry(() => client.create(configMapsPath(ns), { metadata: { name: 'during-restart' }, data: { value: '1' } }), 100);
       proxy.release();
       await waitFor('sync', () => inf.hasSynced(), { timeoutMs: 120_000 });
       assert.equal(inf.lastSyncPath, 'list');
@@ -388,7 +364,7 @@ describe('initial sync by paged list, where the API server refuses streaming (Wa
       assert.equal(inf.store.size, total);
       assert.equal(inf.store.get(`${ns}/cm-0`), undefined);
       assert.ok(inf.store.get(`${ns}/during-restart`));
-      await expectStoreMatchesServer(client, ns, inf);
+      await expectStoreMatchesServer(client, ns, inf, held);
     } finally {
       await inf.stop();
       informerClient.close();
@@ -399,14 +375,14 @@ describe('initial sync by paged list, where the API server refuses streaming (Wa
   it('relists in pages after a 410, replaying what it missed', async function () {
     this.timeout(180_000);
     const client = cp.client;
-    const ns = await namespace(client);
+    const ns = await createNamespace(client, 'stream');
     await createMany(client, ns, 3);
     const inf = informer(client, ns);
     inf.start();
     await inf.waitForSync();
     await inf.stop();
-    await client.delete(cmPath(ns, 'cm-0'));
-    const other = await namespace(client);
+    await client.delete(configMapsPath(ns, 'cm-0'));
+    const other = await createNamespace(client, 'stream');
     await createMany(client, other, 20);
     await cp.compactEtcd();
     await cp.restartApiServer();
@@ -417,7 +393,7 @@ describe('initial sync by paged list, where the API server refuses streaming (Wa
       await waitFor('a relist', () => relists.length > 0, { timeoutMs: 60_000 });
       assert.match(relists[0] ?? '', /410/);
       assert.equal(inf.lastSyncPath, 'list');
-      await expectStoreMatchesServer(client, ns, inf);
+      await expectStoreMatchesServer(client, ns, inf, held);
     } finally {
       await inf.stop();
     }

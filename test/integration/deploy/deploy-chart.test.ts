@@ -27,8 +27,7 @@ import {
   type KubeManifest,
 } from '@podlife/controller';
 import { ensureGoTool } from '../../../scripts/go-tools.mjs';
-import { sharedControlPlane, startControlPlane, type ControlPlane } from '../../support/control-plane.js';
-import { manifestPath } from '../../support/manifests.js';
+import { type ControlPlane, manifestPath, sharedControlPlane, startControlPlane } from '@podlife/testbed';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
 const chartDir = `${repo}deploy/helm/podlife`;

@@ -40,10 +40,7 @@ import { ApiError, resourcePath } from '@podlife/core';
 import { devCertificates } from '@podlife/controller';
 import { ensureControllerImage, IMAGE_NAME, type ControllerImage } from '../../../scripts/controller-image.mjs';
 import { ensureGoTool } from '../../../scripts/go-tools.mjs';
-import { startControlPlane, type ControlPlane } from '../../support/control-plane.js';
-import { manifestPath, type ManifestRef } from '../../support/manifests.js';
-import { containerLog, nodeLeftovers, startNode, type RealNode } from '../../support/node.js';
-import { waitFor } from '../../support/wait.js';
+import { containerLog, type ControlPlane, createNamespace, manifestPath, type ManifestRef, nodeLeftovers, type RealNode, roleKey, startControlPlane, startNode, waitFor } from '@podlife/testbed';
 
 const deployDir = fileURLToPath(new URL('../../../deploy/', import.meta.url));
 const chartDir = `${deployDir}helm/podlife`;
@@ -171,8 +168,7 @@ for (const via of ['deploy/', 'the Helm chart'] as const) {
       await waitFor('a leader', holder, { timeoutMs: 60_000 });
       log(`${via} applied, two replicas ready, ${await holder()} leads (${elapsed()})`);
 
-      testNs = `e2e-${randomBytes(3).toString('hex')}`;
-      await cp.client.create('/api/v1/namespaces', { metadata: { name: testNs, labels: RESTRICTED } });
+      testNs = await createNamespace(cp.client, 'e2e', RESTRICTED);
       await waitFor(`the default ServiceAccount in ${testNs}`, () => cp!.client.get(resourcePath({ version: 'v1', resource: 'serviceaccounts', namespace: testNs, name: 'default' })));
     });
 
@@ -206,7 +202,7 @@ for (const via of ['deploy/', 'the Helm chart'] as const) {
         metadata: { name },
         spec: {
           backoffLimit: 0,
-          template: { metadata: { annotations: { 'role.podlife.dev/proxy': 'sidecar' } }, spec: podSpec([app(), sidecar()]) },
+          template: { metadata: { annotations: { [roleKey('proxy')]: 'sidecar' } }, spec: podSpec([app(), sidecar()]) },
         },
       });
       await waitFor(`Job ${name} Complete`, async () => {
@@ -239,7 +235,7 @@ for (const via of ['deploy/', 'the Helm chart'] as const) {
 
     it('converts a sidecar to a native one at admission: the API server reaches the webhook through the Service', async () => {
       const pod = (name: string) => ({
-        metadata: { name, labels: { 'podlife.dev/admission': 'enabled' }, annotations: { 'role.podlife.dev/proxy': 'sidecar' } },
+        metadata: { name, labels: { 'podlife.dev/admission': 'enabled' }, annotations: { [roleKey('proxy')]: 'sidecar' } },
         spec: podSpec([busybox('app', 'sleep 1'), sidecar()]),
       });
       const created = await waitFor('a converted pod (the webhook in the admission chain)', async () => {

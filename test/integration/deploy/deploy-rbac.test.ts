@@ -30,12 +30,7 @@ import {
 } from '@podlife/controller';
 import { createExecApi, stopByExec } from '@podlife/keystone';
 import { nodeReadinessRuleCrd } from '@podlife/node-readiness';
-import { kubernetesMinor, sharedControlPlane, type ControlPlane } from '../../support/control-plane.js';
-import { SimulatedKubelet, SCRIPT_ANNOTATION } from '../../support/kubelet.js';
-import { sharedRealCluster, type RealNode } from '../../support/node.js';
-import { manifestPath } from '../../support/manifests.js';
-import { waitFor } from '../../support/wait.js';
-import { localWebhook, type LocalWebhook } from '../../support/webhook.js';
+import { type ControlPlane, kubernetesMinor, localWebhook, type LocalWebhook, manifestPath, ON_KEYSTONE_EXIT, type RealNode, roleKey, SCRIPT_ANNOTATION, sharedControlPlane, sharedRealCluster, SimulatedKubelet, waitFor } from '@podlife/testbed';
 
 
 async function applyServerSide(client: KubeClient, m: KubeManifest): Promise<void> {
@@ -64,7 +59,7 @@ describe('deploy manifests and RBAC (real API server)', function () {
     metadata: {
       name,
       annotations: {
-        'role.podlife.dev/proxy': 'sidecar',
+        [roleKey('proxy')]: 'sidecar',
         [SCRIPT_ANNOTATION]: JSON.stringify({ containers: { app: { runMs: 300 }, proxy: { exitOnSignal: { TERM: 0 } } } }),
         ...annotations,
       },
@@ -178,7 +173,7 @@ describe('deploy manifests and RBAC (real API server)', function () {
   it('as its ServiceAccount, all three controllers run: lease, sidecar stopped, pod deleted, network conditions, rules watched — nothing denied', async () => {
     await waitFor('leadership', async () => app!.manager.isLeader(), { timeoutMs: 30_000 });
     await cp.client.create(podsPath(scoped), pod('stop-me'));
-    await cp.client.create(podsPath(scoped), pod('end-me', { 'role.podlife.dev/app': 'keystone', 'role.podlife.dev/proxy': 'sidecar', 'podlife.dev/on-keystone-exit': 'TerminatePod' }));
+    await cp.client.create(podsPath(scoped), pod('end-me', { [roleKey('app')]: 'keystone', [roleKey('proxy')]: 'sidecar', [ON_KEYSTONE_EXIT]: 'TerminatePod' }));
     const stopped = await waitFor('the sidecar stopped', async () => {
       const p = await cp.client.get<V1Pod>(podsPath(scoped, 'stop-me'));
       return p.status?.conditions?.some((c) => c.type === 'podlife.dev/SidecarsStopped' && c.status === 'True') && p;

@@ -17,9 +17,7 @@ import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'mocha';
 import type { V1Pod } from '@kubernetes/client-node';
 import { ApiError, resourcePath, type KubeClient } from '@podlife/core';
-import { sharedControlPlane, type ControlPlane } from '../../support/control-plane.js';
-import { makeTempDir, removeTempDir, startProcess, type ManagedProcess } from '../../support/processes.js';
-import { waitFor } from '../../support/wait.js';
+import { type ControlPlane, makeTempDir, type ManagedProcess, removeTempDir, roleKey, sharedControlPlane, startProcess, stopKey, waitFor } from '@podlife/testbed';
 import { PACKAGES, ROOT, childEnv, copyExample, createConsumer, filesUnder, readJson, sh, typecheck, workspaceManifest, type Consumer } from '../../packaging/consumer.js';
 
 type Manifest = Record<string, unknown> & { name: string; version: string; exports: Record<string, Record<string, string>> };
@@ -37,7 +35,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { evaluatePod } from '@podlife/keystone';
 
 const pod: Wire<V1Pod> = {
-  metadata: { name: 'report', namespace: 'batch', annotations: { 'role.podlife.dev/proxy': 'sidecar' } },
+  metadata: { name: 'report', namespace: 'batch', annotations: { [roleKey('proxy')]: 'sidecar' } },
   spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 30, containers: [{ name: 'app' }, { name: 'proxy' }] },
   status: {
     phase: 'Running',
@@ -273,8 +271,8 @@ describe('packed tarballs, installed with npm outside the workspace', function (
 
         const admitted = await client.create<V1Pod>(podsPath(ns), worker('worker'));
         assert.deepEqual(admitted.spec?.containers.map((c) => c.name), ['app', 'proxy']);
-        assert.equal(admitted.metadata?.annotations?.['role.podlife.dev/proxy'], 'sidecar');
-        assert.equal(admitted.metadata?.annotations?.['stop.podlife.dev/proxy'], 'preset:envoy');
+        assert.equal(admitted.metadata?.annotations?.[roleKey('proxy')], 'sidecar');
+        assert.equal(admitted.metadata?.annotations?.[stopKey('proxy')], 'preset:envoy');
         assert.equal(admitted.metadata?.labels?.['podlife.dev/managed'], 'true');
         assert.equal(admitted.metadata?.labels?.['podlife.dev/admission'], 'enabled');
 
@@ -299,7 +297,7 @@ describe('packed tarballs, installed with npm outside the workspace', function (
       });
       // An annotation naming no container: the controller marks the pod invalid, never acts on it.
       await client.create(podsPath('batch'), {
-        metadata: { name: 'packed-invalid', annotations: { 'role.podlife.dev/ghost': 'sidecar' } },
+        metadata: { name: 'packed-invalid', annotations: { [roleKey('ghost')]: 'sidecar' } },
         spec: { restartPolicy: 'Never', containers: [{ name: 'app', image: 'example.invalid/app:1' }] },
       });
       const condition = await waitFor('LifecycleValid=False from the embedded controller', async () => {

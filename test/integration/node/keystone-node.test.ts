@@ -27,13 +27,7 @@ import { fileURLToPath } from 'node:url';
 import type { V1Container, V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
 import { createLogger, isNotFound, resourcePath } from '@podlife/core';
 import { ControllerApp, type ControllerConfig, type ControllerFlags } from '@podlife/controller';
-import type { ControlPlane } from '../../support/control-plane.js';
-import { containerLog, sharedRealCluster, type RealNode } from '../../support/node.js';
-import { waitFor } from '../../support/wait.js';
-import { localWebhook, type LocalWebhook } from '../../support/webhook.js';
-import { keystoneFlags } from '../../support/controller-flags.js';
-
-type Role = 'keystone' | 'sidecar';
+import { COMPLETION, containerLog, type ControlPlane, createNamespace, keystoneFlags, localWebhook, type LocalWebhook, ON_KEYSTONE_EXIT, podOf, podTemplate, type PodTemplate, type PodTemplateOptions, type RealNode, sharedRealCluster, stopKey, waitFor } from '@podlife/testbed';
 
 const flags = keystoneFlags;
 
@@ -71,30 +65,15 @@ function busybox(name: string, script: string, user?: number): V1Container {
   };
 }
 
-function podTemplate(opts: {
-  containers: V1Container[];
-  roles: Record<string, Role>;
-  annotations?: Record<string, string>;
-  labels?: Record<string, string>;
-  restartPolicy?: string;
-  grace?: number;
-  shareProcessNamespace?: boolean;
-}) {
-  const annotations: Record<string, string> = { ...opts.annotations };
-  for (const [c, role] of Object.entries(opts.roles)) annotations[`role.podlife.dev/${c}`] = role;
-  return {
-    metadata: { annotations, ...(opts.labels ? { labels: opts.labels } : {}) },
-    spec: {
-      restartPolicy: opts.restartPolicy ?? 'Never',
-      terminationGracePeriodSeconds: opts.grace ?? 30,
-      enableServiceLinks: false,
-      ...(opts.shareProcessNamespace ? { shareProcessNamespace: true } : {}),
-      volumes: [{ name: 'sync', emptyDir: {} }],
-      containers: opts.containers,
-    },
-  };
+/** The suite's pods: a `sync` volume the busybox scripts meet in, no service links. */
+function syncedPod(opts: Omit<PodTemplateOptions, 'spec'> & { shareProcessNamespace?: boolean }): PodTemplate {
+  const { shareProcessNamespace, ...rest } = opts;
+  return podTemplate({
+    ...rest,
+    spec: { enableServiceLinks: false, ...(shareProcessNamespace ? { shareProcessNamespace: true } : {}), volumes: [{ name: 'sync', emptyDir: {} }] },
+  });
 }
-type Template = ReturnType<typeof podTemplate>;
+type Template = PodTemplate;
 
 const podsPath = (ns: string, name?: string) => resourcePath({ version: 'v1', resource: 'pods', namespace: ns, name });
 const jobsPath = (ns: string, name?: string) => resourcePath({ group: 'batch', version: 'v1', resource: 'jobs', namespace: ns, name });
@@ -155,7 +134,7 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
   const findPod = (namespace: string, name: string) => getPod(namespace, name).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
 
   async function createPod(namespace: string, name: string, t: Template): Promise<V1Pod> {
-    return cp.client.create<V1Pod>(podsPath(namespace), { apiVersion: 'v1', kind: 'Pod', metadata: { name, ...t.metadata }, spec: t.spec });
+    return cp.client.create<V1Pod>(podsPath(namespace), podOf(name, t));
   }
 
   async function createJob(namespace: string, name: string, t: Template): Promise<void> {
@@ -268,7 +247,7 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
     });
 
     it('rule S (exec): a Job completes once its sidecar is stopped by kill in the container', async () => {
-      await createJob(ns, 's-exec', podTemplate({ containers: [main('app', { waitFor: ['proxy'] }), sidecar('proxy')], roles: { proxy: 'sidecar' } }));
+      await createJob(ns, 's-exec', syncedPod({ containers: [main('app', { waitFor: ['proxy'] }), sidecar('proxy')], roles: { proxy: 'sidecar' } }));
       const job = await jobComplete(ns, 's-exec');
       assert.equal(job.status?.succeeded, 1);
       const name = (await jobPod(ns, 's-exec')).metadata!.name!;
@@ -282,7 +261,7 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
 
     it('rule K (exec): mains first, then sidecars one at a time in reverse spec order, read from finishedAt', async () => {
       // Each stopped container takes 1.2 s to exit, so consecutive stops end in different seconds.
-      await createPod(ns, 'k-order', podTemplate({
+      await createPod(ns, 'k-order', syncedPod({
         containers: [
           main('app', { waitFor: ['worker', 'proxy-a', 'proxy-b'] }),
           sidecar('worker', { delayS: 1.2, exit: 0 }),
@@ -301,10 +280,10 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
     });
 
     it('a distroless sidecar (no shell, no kill) falls back to an ephemeral container that POSTs to its preset endpoint', async () => {
-      await createJob(ns, 'preset', podTemplate({
+      await createJob(ns, 'preset', syncedPod({
         containers: [main('app', { ports: [15020] }), { name: 'istio-proxy', image: images.quitserver, imagePullPolicy: 'Never' }],
         roles: { 'istio-proxy': 'sidecar' },
-        annotations: { 'stop.podlife.dev/istio-proxy': 'preset:istio' },
+        annotations: { [stopKey('istio-proxy')]: 'preset:istio' },
       }));
       await jobComplete(ns, 'preset');
       const name = (await jobPod(ns, 'preset')).metadata!.name!;
@@ -318,10 +297,10 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
     });
 
     it('completion: phase with a sidecar that exits 143: the Job counts Succeeded, then the kubelet ends the sidecar', async () => {
-      await createJob(ns, 'by-phase', podTemplate({
+      await createJob(ns, 'by-phase', syncedPod({
         containers: [main('app', { waitFor: ['proxy'] }), sidecar('proxy', { exit: 143 })],
         roles: { proxy: 'sidecar' },
-        annotations: { 'podlife.dev/completion': 'phase' },
+        annotations: { [COMPLETION]: 'phase' },
         grace: 10,
       }));
       const name = (await jobPod(ns, 'by-phase')).metadata!.name!;
@@ -335,10 +314,10 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
     });
 
     it('TerminatePod deletes the pod with its own grace period, and the kubelet ends every container', async () => {
-      await createPod(ns, 'terminate', podTemplate({
+      await createPod(ns, 'terminate', syncedPod({
         containers: [main('app', { waitFor: ['proxy'] }), sidecar('proxy', { delayS: 2 })],
         roles: { app: 'keystone', proxy: 'sidecar' },
-        annotations: { 'podlife.dev/on-keystone-exit': 'TerminatePod' },
+        annotations: { [ON_KEYSTONE_EXIT]: 'TerminatePod' },
         grace: 7,
       }));
       const ids = await runningIds(ns, 'terminate', ['app', 'proxy']);
@@ -353,7 +332,7 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
     });
 
     it('restartPolicy Always: a keystone exit deletes the pod', async () => {
-      await createPod(ns, 'always', podTemplate({
+      await createPod(ns, 'always', syncedPod({
         containers: [main('app', { waitFor: ['proxy'], exit: 3 }), sidecar('proxy')],
         roles: { app: 'keystone', proxy: 'sidecar' },
         restartPolicy: 'Always',
@@ -369,7 +348,7 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
     });
 
     it('escalation of a sidecar that handles TERM but does not exit: the kubelet ends it, the Job completes', async () => {
-      await createJob(ns, 'stubborn', podTemplate({
+      await createJob(ns, 'stubborn', syncedPod({
         containers: [main('app', { waitFor: ['proxy'] }), busybox('proxy', `trap 'echo ignoring TERM' TERM; touch /sync/proxy; while true; do sleep 0.2; done`)],
         roles: { proxy: 'sidecar' },
         grace: 4,
@@ -386,7 +365,7 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
     });
 
     it('escalation of a PID 1 without a TERM handler (busybox sleep): detected, explained, ended by the kubelet, Job complete', async () => {
-      await createJob(ns, 'no-handler', podTemplate({
+      await createJob(ns, 'no-handler', syncedPod({
         containers: [main('app', { runS: 2 }), { name: 'proxy', image: images.busybox, imagePullPolicy: 'Never', command: ['sleep', '3600'] }],
         roles: { proxy: 'sidecar' },
         grace: 3,
@@ -404,7 +383,7 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
     });
 
     it('escalation of a distroless PID 1 with no handler (exec impossible, ephemeral detects it): ended by the kubelet, Job complete', async () => {
-      await createJob(ns, 'distroless', podTemplate({
+      await createJob(ns, 'distroless', syncedPod({
         containers: [main('app', { runS: 2 }), { name: 'sleeper', image: images.distroless, imagePullPolicy: 'Never', securityContext: { runAsUser: 65532, runAsGroup: 65532 } }],
         roles: { sleeper: 'sidecar' },
         // Long enough that only the detection, not the end of the share, can explain an early end.
@@ -425,7 +404,7 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
 
     describe('shareProcessNamespace: PID 1 is the pause process', () => {
       it('a signal stop is refused as invalid, and nothing is done to the pod', async () => {
-        await createPod(ns, 'shared-signal', podTemplate({
+        await createPod(ns, 'shared-signal', syncedPod({
           containers: [main('app', { waitFor: ['proxy'] }), sidecar('proxy')],
           roles: { proxy: 'sidecar' },
           shareProcessNamespace: true,
@@ -444,7 +423,7 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
       });
 
       it('preset and exec-named stops work: the quit endpoint over loopback, a named command in the container', async () => {
-        await createJob(ns, 'shared-ok', podTemplate({
+        await createJob(ns, 'shared-ok', syncedPod({
           containers: [
             main('app', { waitFor: ['proxy'], ports: [15020] }),
             { name: 'istio-proxy', image: images.quitserver, imagePullPolicy: 'Never' },
@@ -452,7 +431,7 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
             busybox('proxy', `echo $$$$ > /tmp/proxy.pid; trap '${clock('proxy')}; exit 0' TERM; touch /sync/proxy; sleep 3600 & wait`),
           ],
           roles: { 'istio-proxy': 'sidecar', proxy: 'sidecar' },
-          annotations: { 'stop.podlife.dev/istio-proxy': 'preset:istio', 'stop.podlife.dev/proxy': 'exec:stop-proxy' },
+          annotations: { [stopKey('istio-proxy')]: 'preset:istio', [stopKey('proxy')]: 'exec:stop-proxy' },
           shareProcessNamespace: true,
         }));
         const name = (await jobPod(ns, 'shared-ok')).metadata!.name!;
@@ -474,7 +453,7 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
     });
 
     it('rule S (ephemeral, signal): the stop container signals the sidecar in its PID namespace', async () => {
-      await createJob(nsEphemeral, 's-eph', podTemplate({ containers: [main('app', { waitFor: ['proxy'] }), sidecar('proxy', { user: 1000 })], roles: { proxy: 'sidecar' } }));
+      await createJob(nsEphemeral, 's-eph', syncedPod({ containers: [main('app', { waitFor: ['proxy'] }), sidecar('proxy', { user: 1000 })], roles: { proxy: 'sidecar' } }));
       await jobComplete(nsEphemeral, 's-eph');
       const name = (await jobPod(nsEphemeral, 's-eph')).metadata!.name!;
       const pod = await podUntil(nsEphemeral, name, 'SidecarsStopped=True', (p) => condition(p, 'podlife.dev/SidecarsStopped')?.status === 'True');
@@ -487,10 +466,10 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
     });
 
     it('rule K (ephemeral, http:): POST to the quit endpoint over the pod loopback', async () => {
-      await createPod(nsEphemeral, 'k-http', podTemplate({
+      await createPod(nsEphemeral, 'k-http', syncedPod({
         containers: [main('app', { ports: [4191] }), { name: 'linkerd-proxy', image: images.quitserver, imagePullPolicy: 'Never' }],
         roles: { app: 'keystone', 'linkerd-proxy': 'sidecar' },
-        annotations: { 'stop.podlife.dev/linkerd-proxy': 'http:4191/shutdown' },
+        annotations: { [stopKey('linkerd-proxy')]: 'http:4191/shutdown' },
       }));
       const pod = await podUntil(nsEphemeral, 'k-http', 'SidecarsStopped=True', (p) => condition(p, 'podlife.dev/SidecarsStopped')?.status === 'True');
       assert.equal(terminated(pod, 'linkerd-proxy')?.exitCode, 0);
@@ -510,9 +489,9 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
       // The webhook only: the keystone controllers above already act in these namespaces.
       hook = await startApp(ns, {}, { controllers: ['keystone'], dryRun: true, webhookPort: 0, tlsCertFile: webhook.certFile, tlsKeyFile: webhook.keyFile });
       await webhook.register(hook.webhook!.port, [ns]);
-      const probe = podTemplate({ containers: [main('app'), sidecar('proxy')], roles: { proxy: 'sidecar' }, labels });
+      const probe = syncedPod({ containers: [main('app'), sidecar('proxy')], roles: { proxy: 'sidecar' }, labels });
       await waitFor('the webhook in the admission chain', async () => {
-        const p = await cp.client.create<V1Pod>(podsPath(ns), { apiVersion: 'v1', kind: 'Pod', metadata: { name: `dry-${randomBytes(3).toString('hex')}`, ...probe.metadata }, spec: probe.spec }, { dryRun: 'All' });
+        const p = await cp.client.create<V1Pod>(podsPath(ns), podOf(`dry-${randomBytes(3).toString('hex')}`, probe), { dryRun: 'All' });
         return p.spec?.initContainers?.some((c) => c.name === 'proxy' && c.restartPolicy === 'Always');
       }, { timeoutMs: 20_000 });
     });
@@ -522,7 +501,7 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
     });
 
     it('the sidecar becomes a restartable init container, and the kubelet itself ends it after the app', async () => {
-      await createJob(ns, 'native', podTemplate({ containers: [main('app', { waitFor: ['proxy'] }), sidecar('proxy')], roles: { proxy: 'sidecar' }, labels }));
+      await createJob(ns, 'native', syncedPod({ containers: [main('app', { waitFor: ['proxy'] }), sidecar('proxy')], roles: { proxy: 'sidecar' }, labels }));
       await jobComplete(ns, 'native');
       const pod = await jobPod(ns, 'native');
       assert.deepEqual(pod.spec?.containers.map((c) => c.name), ['app']);
@@ -537,8 +516,7 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
 
   describe('restarts and replicas', () => {
     it('a controller killed mid-sequence is resumed by its successor without repeating a stop', async () => {
-      const namespace = `keystone-node-resume-${randomBytes(3).toString('hex')}`;
-      await cp.client.create('/api/v1/namespaces', { metadata: { name: namespace } });
+      const namespace = await createNamespace(cp.client, 'keystone-node-resume');
       const dir = mkdtempSync(join(tmpdir(), 'podlife-node-cfg-'));
       const configFile = join(dir, 'config.yaml');
       writeFileSync(configFile, `ephemeralContainer:\n  image: ${images.busybox}\n`);
@@ -550,7 +528,7 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
       let child = run();
       try {
         // proxy-b (stopped first: reverse spec order) takes 4 s to exit after TERM.
-        await createPod(namespace, 'resume', podTemplate({
+        await createPod(namespace, 'resume', syncedPod({
           containers: [main('app', { waitFor: ['proxy-a', 'proxy-b'] }), sidecar('proxy-a'), sidecar('proxy-b', { delayS: 4 })],
           roles: { app: 'keystone', 'proxy-a': 'sidecar', 'proxy-b': 'sidecar' },
         }));
@@ -584,15 +562,14 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
     });
 
     it('of two replicas with leader election, only the leader acts', async () => {
-      const namespace = `keystone-node-le-${randomBytes(3).toString('hex')}`;
-      await cp.client.create('/api/v1/namespaces', { metadata: { name: namespace } });
+      const namespace = await createNamespace(cp.client, 'keystone-node-le');
       const a = await startApp(namespace, {}, { leaderElect: true, leaderElectionNamespace: namespace }, { identity: 'replica-a' });
       const b = await startApp(namespace, {}, { leaderElect: true, leaderElectionNamespace: namespace }, { identity: 'replica-b' });
       try {
         await waitFor('a leader', async () => a.manager.isLeader() || b.manager.isLeader(), { timeoutMs: 20_000 });
         assert.notEqual(a.manager.isLeader(), b.manager.isLeader(), 'exactly one leader');
         const leader = a.manager.isLeader() ? 'replica-a' : 'replica-b';
-        await createPod(namespace, 'two-replicas', podTemplate({ containers: [main('app', { waitFor: ['proxy'] }), sidecar('proxy')], roles: { proxy: 'sidecar' } }));
+        await createPod(namespace, 'two-replicas', syncedPod({ containers: [main('app', { waitFor: ['proxy'] }), sidecar('proxy')], roles: { proxy: 'sidecar' } }));
         const pod = await podUntil(namespace, 'two-replicas', 'the sidecar stopped', (p) => condition(p, 'podlife.dev/SidecarsStopped')?.status === 'True');
         const list = await cp.client.get<{ items: { reportingInstance?: string }[] }>(
           resourcePath({ group: 'events.k8s.io', version: 'v1', resource: 'events', namespace }),

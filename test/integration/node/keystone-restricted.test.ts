@@ -22,14 +22,10 @@
  *   own, and admits or refuses the ephemeral stop container by it.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import type { CoreV1Event, V1Container, V1Job, V1Pod, V1PodSpec, V1SecurityContext } from '@kubernetes/client-node';
 import { ApiError, createLogger, resourcePath } from '@podlife/core';
 import { ControllerApp, parseConfig, type ControllerConfig, type ControllerFlags } from '@podlife/controller';
-import type { ControlPlane } from '../../support/control-plane.js';
-import { sharedRealCluster, type RealNode } from '../../support/node.js';
-import { waitFor } from '../../support/wait.js';
-import { keystoneFlags } from '../../support/controller-flags.js';
+import { type ControlPlane, createNamespace, keystoneFlags, type RealNode, roleKey, sharedRealCluster, stopKey, waitFor } from '@podlife/testbed';
 
 const REPORTER = 'podlife.dev/controller';
 const SIDECAR_UID = 4242;
@@ -127,8 +123,7 @@ describe('keystone under the restricted Pod Security profile (real node, PodSecu
   }
 
   async function restrictedNamespace(prefix: string): Promise<string> {
-    const ns = `${prefix}-${randomBytes(3).toString('hex')}`;
-    await cp.client.create('/api/v1/namespaces', { metadata: { name: ns, labels: RESTRICTED_LABELS } });
+    const ns = await createNamespace(cp.client, prefix, RESTRICTED_LABELS);
     namespaces.push(ns);
     return ns;
   }
@@ -255,7 +250,7 @@ describe('keystone under the restricted Pod Security profile (real node, PodSecu
   it('exec: the signal is sent from inside the sidecar as its own user, and the Job completes', async () => {
     const ns = await restrictedNamespace('restricted-exec');
     await startApp(ns, configFrom('defaultStrategy: exec\n'), { exec: true });
-    const name = await createJob(ns, 'by-exec', { 'role.podlife.dev/proxy': 'sidecar' }, [app({ files: ['proxy'] }), trapSidecar('proxy')]);
+    const name = await createJob(ns, 'by-exec', { [roleKey('proxy')]: 'sidecar' }, [app({ files: ['proxy'] }), trapSidecar('proxy')]);
     const job = await waitForJobComplete(ns, 'by-exec', name);
     assert.equal(job.status?.succeeded, 1);
     const pod = await finishedPod(ns, name);
@@ -286,7 +281,7 @@ describe('keystone under the restricted Pod Security profile (real node, PodSecu
     });
 
     it('signal stop: admitted, runs as the target\'s non-root uid, and its kill reaches the sidecar', async () => {
-      const name = await createJob(ns, 'by-signal', { 'role.podlife.dev/proxy': 'sidecar' }, [app({ files: ['proxy'] }), trapSidecar('proxy')]);
+      const name = await createJob(ns, 'by-signal', { [roleKey('proxy')]: 'sidecar' }, [app({ files: ['proxy'] }), trapSidecar('proxy')]);
       const job = await waitForJobComplete(ns, 'by-signal', name);
       assert.equal(job.status?.succeeded, 1);
       const pod = await finishedPod(ns, name);
@@ -314,7 +309,7 @@ describe('keystone under the restricted Pod Security profile (real node, PodSecu
 
     it('preset: and http: stops: admitted with the default context unchanged, each quit endpoint is called', async () => {
       const QUIT_UID = 4343; // neither the default's nor any other container's: http stops take no uid
-      const name = await createJob(ns, 'by-http', { 'role.podlife.dev/mesh': 'sidecar', 'stop.podlife.dev/mesh': 'preset:istio', 'role.podlife.dev/db': 'sidecar', 'stop.podlife.dev/db': 'http:8080/stop' }, [
+      const name = await createJob(ns, 'by-http', { [roleKey('mesh')]: 'sidecar', [stopKey('mesh')]: 'preset:istio', [roleKey('db')]: 'sidecar', [stopKey('db')]: 'http:8080/stop' }, [
         app({ ports: [15020, 8080] }),
         quitServer('mesh', '15020/quitquitquit', QUIT_UID),
         quitServer('db', '8080/stop', QUIT_UID),
@@ -363,7 +358,7 @@ describe('keystone under the restricted Pod Security profile (real node, PodSecu
       '      add: [KILL]',
       '',
     ].join('\n')), { exec: false });
-    const name = await createJob(ns, 'refused', { 'role.podlife.dev/proxy': 'sidecar' }, [app({ files: ['proxy'] }), trapSidecar('proxy')], 12);
+    const name = await createJob(ns, 'refused', { [roleKey('proxy')]: 'sidecar' }, [app({ files: ['proxy'] }), trapSidecar('proxy')], 12);
     const failed = await waitFor('a StopFailed Event', async () => (await podlifeEvents(ns, name)).find((e) => e.reason === 'StopFailed'), { timeoutMs: 90_000 });
     assert.equal(failed.type, 'Warning');
     assert.match(failed.message ?? '', /^could not deliver signal:TERM to container proxy: ephemeral: /);

@@ -25,11 +25,7 @@ import { ContentType, createLogger, isNotFound, resourcePath } from '@podlife/co
 import { ControllerApp, devCertificates } from '@podlife/controller';
 import { nativeMechanismNotes, RESTART_ALL_CONTAINERS_FEATURE } from '@podlife/keystone';
 import { explainPod, type PodEvent } from '@podlife/pod-conditions';
-import { kubernetesMinor, startControlPlane, type ControlPlane } from '../../support/control-plane.js';
-import { containerLog, startNode, type RealNode } from '../../support/node.js';
-import { keystoneFlags } from '../../support/controller-flags.js';
-import { waitFor } from '../../support/wait.js';
-import { localWebhook, type LocalWebhook } from '../../support/webhook.js';
+import { containerLog, type ControlPlane, createNamespace, keystoneFlags, kubernetesMinor, localWebhook, type LocalWebhook, nativeKey, ON_KEYSTONE_EXIT, type RealNode, roleKey, startControlPlane, startNode, stopKey, waitFor } from '@podlife/testbed';
 
 const OLDEST = 'v1.34.4';
 const podsPath = (ns: string, name?: string) => resourcePath({ version: 'v1', resource: 'pods', namespace: ns, name });
@@ -60,7 +56,7 @@ describe('native mechanisms on real nodes of mixed releases (RestartPod, native 
       metadata: {
         name,
         labels: { 'podlife.dev/admission': 'enabled' },
-        annotations: { 'role.podlife.dev/app': 'keystone', 'role.podlife.dev/proxy': 'sidecar', 'podlife.dev/on-keystone-exit': 'RestartPod' },
+        annotations: { [roleKey('app')]: 'keystone', [roleKey('proxy')]: 'sidecar', [ON_KEYSTONE_EXIT]: 'RestartPod' },
       },
       spec: {
         restartPolicy: 'Never',
@@ -94,8 +90,7 @@ describe('native mechanisms on real nodes of mixed releases (RestartPod, native 
     // The stand-in for a 1.28 node: a Node object only, tainted so that nothing is scheduled there.
     await cp.client.create('/api/v1/nodes', { metadata: { name: fakeOld, labels: { 'kubernetes.io/hostname': fakeOld } }, spec: { taints: [{ key: 'podlife.dev/stand-in', effect: 'NoSchedule' }] } });
     await cp.client.patch(`/api/v1/nodes/${fakeOld}/status`, { status: { nodeInfo: { kubeletVersion: 'v1.28.15' } } }, ContentType.MergePatch);
-    ns = `native-${randomBytes(3).toString('hex')}`;
-    await cp.client.create('/api/v1/namespaces', { metadata: { name: ns } });
+    ns = await createNamespace(cp.client, 'native');
     hook = await localWebhook(cp.client, hookName);
     app = new ControllerApp({
       flags: keystoneFlags({ namespaces: [ns], webhookPort: 0, tlsCertFile: hook.certFile, tlsKeyFile: hook.keyFile }),
@@ -138,7 +133,7 @@ describe('native mechanisms on real nodes of mixed releases (RestartPod, native 
     if (minor >= 36) {
       assert.deepEqual(keystone.restartPolicyRules, [{ action: 'RestartAllContainers', exitCodes: { operator: 'NotIn' } }], 'the webhook added the rule');
       assert.equal(keystone.restartPolicy, 'Never');
-      assert.equal(created.metadata?.annotations?.['native.podlife.dev/app'], 'restart-all-containers');
+      assert.equal(created.metadata?.annotations?.[nativeKey('app')], 'restart-all-containers');
       // The first run exits 3 after 2 s; the kubelet may restart everything before a status with
       // that exit reaches the API server, so the run is told apart by its container id.
       const first = await waitFor('the first run of app', async () => {
@@ -170,7 +165,7 @@ describe('native mechanisms on real nodes of mixed releases (RestartPod, native 
   it('RestartPod on a pod that may land on the oldest node: no rule at admission, the keystone exit deletes the pod (TerminatePod)', async () => {
     const created = await cp.client.create<V1Pod>(podsPath(ns), restartPodSpec('anywhere'));
     assert.equal(created.spec!.containers.find((c) => c.name === 'app')!.restartPolicyRules, undefined);
-    assert.equal(created.metadata?.annotations?.['native.podlife.dev/app'], undefined);
+    assert.equal(created.metadata?.annotations?.[nativeKey('app')], undefined);
     await expectTerminatePodFallback('anywhere', created.metadata!.uid!);
   });
 
@@ -209,14 +204,14 @@ describe('native mechanisms on real nodes of mixed releases (RestartPod, native 
   it('native sidecars auto: not converted when a node that may run the pod has kubelet 1.28, converted when the nodeSelector leaves it out', async () => {
     const spec = (name: string, nodeSelector?: Record<string, string>) => {
       const s = restartPodSpec(name, nodeSelector);
-      delete (s.metadata.annotations as Record<string, string>)['podlife.dev/on-keystone-exit'];
+      delete (s.metadata.annotations as Record<string, string>)[ON_KEYSTONE_EXIT];
       return s;
     };
     const anywhere = await cp.client.create<V1Pod>(podsPath(ns), spec('auto-anywhere'), { dryRun: 'All' });
     assert.deepEqual(anywhere.spec?.containers.map((c) => c.name), ['app', 'proxy'], `the ${fakeOld} node may run it`);
     const pinned = await cp.client.create<V1Pod>(podsPath(ns), spec('auto-pinned', { 'kubernetes.io/hostname': old.name }), { dryRun: 'All' });
     assert.deepEqual(pinned.spec?.initContainers?.map((c) => [c.name, c.restartPolicy]), [['proxy', 'Always']], `only ${old.name} (kubelet ${old.kubeletVersion}) may run it`);
-    assert.equal(pinned.metadata?.annotations?.['native.podlife.dev/proxy'], 'sidecar');
+    assert.equal(pinned.metadata?.annotations?.[nativeKey('proxy')], 'sidecar');
   });
 
   describe('conversion keeps the stop spec meaning (ADR 0211)', () => {
@@ -227,7 +222,7 @@ describe('native mechanisms on real nodes of mixed releases (RestartPod, native 
         metadata: {
           name: 'kept-preset',
           labels: { 'podlife.dev/admission': 'enabled' },
-          annotations: { 'role.podlife.dev/log': 'sidecar', 'role.podlife.dev/istio-proxy': 'sidecar', 'stop.podlife.dev/istio-proxy': 'preset:istio', 'stop.podlife.dev/usr1': 'signal:USR1', 'role.podlife.dev/usr1': 'sidecar' },
+          annotations: { [roleKey('log')]: 'sidecar', [roleKey('istio-proxy')]: 'sidecar', [stopKey('istio-proxy')]: 'preset:istio', [stopKey('usr1')]: 'signal:USR1', [roleKey('usr1')]: 'sidecar' },
         },
         spec: {
           restartPolicy: 'Never',
@@ -245,7 +240,7 @@ describe('native mechanisms on real nodes of mixed releases (RestartPod, native 
       });
       assert.deepEqual(created.spec?.initContainers?.map((c) => [c.name, c.restartPolicy]), [['log', 'Always']]);
       assert.deepEqual(created.spec?.containers.map((c) => c.name), ['app', 'istio-proxy', 'usr1']);
-      assert.equal(created.metadata?.annotations?.['native.podlife.dev/istio-proxy'], 'unconverted');
+      assert.equal(created.metadata?.annotations?.[nativeKey('istio-proxy')], 'unconverted');
       assert.match(await eventLike('kept-preset', /^Normal SidecarNotConverted: sidecar istio-proxy /), /preset:istio POSTs to 127\.0\.0\.1:15020\/quitquitquit .*405/);
       assert.match(await eventLike('kept-preset', /^Normal SidecarNotConverted: sidecar usr1 /), /signal:USR1 needs lifecycle\.stopSignal/);
       const done = await waitFor('the kept sidecars stopped by podlife, the native one by the kubelet', async () => {
@@ -304,7 +299,7 @@ describe('native mechanisms on real nodes of mixed releases (RestartPod, native 
       });
       await waitFor('the stripping webhook in the admission chain', async () => {
         const dry = await cp.client.create<V1Pod>(podsPath(ns), restartPodSpec(`dry-${randomBytes(3).toString('hex')}`, { 'kubernetes.io/hostname': current.name }), { dryRun: 'All' });
-        return dry.metadata?.annotations?.['native.podlife.dev/proxy'] === 'sidecar' && dry.spec?.initContainers?.[0]?.restartPolicy === undefined;
+        return dry.metadata?.annotations?.[nativeKey('proxy')] === 'sidecar' && dry.spec?.initContainers?.[0]?.restartPolicy === undefined;
       }, { timeoutMs: 20_000 });
     });
     after(async () => {
@@ -315,14 +310,14 @@ describe('native mechanisms on real nodes of mixed releases (RestartPod, native 
     it('a native sidecar and a restart rule stripped after podlife: the controller names the cause in Warnings', async () => {
       const created = await cp.client.create<V1Pod>(podsPath(ns), restartPodSpec('undone', { 'kubernetes.io/hostname': current.name }));
       assert.deepEqual(created.spec?.initContainers?.map((c) => [c.name, c.restartPolicy ?? 'none']), [['proxy', 'none']], 'the stripper ran after podlife');
-      assert.equal(created.metadata?.annotations?.['native.podlife.dev/proxy'], 'sidecar');
+      assert.equal(created.metadata?.annotations?.[nativeKey('proxy')], 'sidecar');
       assert.match(await eventLike('undone', /^Warning NativeSidecarUndone: /), /sidecar proxy .*lost restartPolicy: Always \(a mutating webhook after podlife's/);
       if (minor >= 36) {
-        assert.equal(created.metadata?.annotations?.['native.podlife.dev/app'], 'restart-all-containers', 'the rule was added');
+        assert.equal(created.metadata?.annotations?.[nativeKey('app')], 'restart-all-containers', 'the rule was added');
         assert.equal(created.spec?.containers.find((c) => c.name === 'app')?.restartPolicyRules, undefined, 'and stripped');
         assert.match(await eventLike('undone', /^Warning RestartRuleStripped: /), /keystone app .*RestartAllContainers restart rule .* is gone/);
       } else {
-        assert.equal(created.metadata?.annotations?.['native.podlife.dev/app'], undefined, 'no rule added on this release, so none to strip');
+        assert.equal(created.metadata?.annotations?.[nativeKey('app')], undefined, 'no rule added on this release, so none to strip');
       }
       // The Events go out just before the condition is written.
       const p = await waitFor('NativeMechanisms=False', async () => {

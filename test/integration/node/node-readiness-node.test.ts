@@ -18,10 +18,7 @@ import { ContentType, Manager, resourcePath, sleep } from '@podlife/core';
 import type { KubeClient } from '@podlife/core';
 import { CompletedAnnotation, ManagedTaintsAnnotation, nodeReadinessController, nodeReadinessRule, rulePath } from '@podlife/node-readiness';
 import type { NodeReadinessControllers, NodeReadinessRule, NodeReadinessRuleSpec } from '@podlife/node-readiness';
-import { startControlPlane, type ControlPlane } from '../../support/control-plane.js';
-import { startNode, type RealNode } from '../../support/node.js';
-import { conditionOf, firstSeen, getNode, hasTaint, installRuleCrd, nodeCondition, nodePath, setNodeConditions } from '../../support/node-readiness.js';
-import { waitFor } from '../../support/wait.js';
+import { conditionOf, type ControlPlane, firstSeen, getNode, hasTaint, installRuleCrd, nodeCondition, nodePath, type RealNode, setNodeConditions, startControlPlane, startNode, waitFor } from '@podlife/testbed';
 
 const ns = 'default';
 const podsPath = resourcePath({ version: 'v1', resource: 'pods', namespace: ns });

@@ -9,13 +9,9 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { startControlPlane } from '../../support/control-plane.js';
-import { containerLog, nodeLeftovers, sharedRealCluster, startNode, type RealCluster } from '../../support/node.js';
-import { isAlive } from '../../support/processes.js';
-import { waitFor } from '../../support/wait.js';
+import { containerLog, createNamespace, isAlive, nodeLeftovers, type RealCluster, sharedRealCluster, startControlPlane, startNode, waitFor } from '@podlife/testbed';
 
 describe('a real node (containerd, runc, CNI bridge, kubelet)', function () {
   this.timeout(180_000);
@@ -28,8 +24,7 @@ describe('a real node (containerd, runc, CNI bridge, kubelet)', function () {
   before(async function () {
     this.timeout(600_000); // a cold machine builds the kubelet and the images first
     cluster = await sharedRealCluster();
-    ns = `node-${randomBytes(3).toString('hex')}`;
-    await cluster.cp.client.create('/api/v1/namespaces', { metadata: { name: ns } });
+    ns = await createNamespace(cluster.cp.client, 'node');
   });
 
   after(async () => {

@@ -21,9 +21,7 @@
  *   1.37 only; explain reads each.
  */
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
 import { describe, it, before, after } from 'mocha';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { Manager, resourcePath, sleep, stripManagedFields, timeMs, type KubeClient } from '@podlife/core';
@@ -39,20 +37,10 @@ import {
   type PodEvent,
   type PodExplanation,
 } from '@podlife/pod-conditions';
-import { kubernetesMinor, type ControlPlane } from '../../support/control-plane.js';
-import { containerLog, sharedRealCluster, type RealNode } from '../../support/node.js';
-import { recordPod } from '../../support/pod-recorder.js';
+import { containerLog, type ControlPlane, createNamespace, kubernetesMinor, podlife, type RealNode, recordPod, sharedRealCluster } from '@podlife/testbed';
 
-const cliPath = fileURLToPath(new URL('../../../packages/controller/src/cli/podlife.ts', import.meta.url));
 
 /** Runs the `podlife` CLI from source, as a user would. */
-function podlife(kubeconfig: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', '--conditions=@podlife/source', cliPath, ...args], { env: { ...process.env, KUBECONFIG: kubeconfig } }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 const podPath = (namespace: string, name?: string): string => resourcePath({ version: 'v1', resource: 'pods', namespace, name });
 
@@ -115,8 +103,7 @@ describe('pod conditions on a real node (kubelet, containerd, runc, CNI)', funct
   before(async function () {
     this.timeout(600_000);
     ({ cp, node } = await sharedRealCluster());
-    ns = `pcnode-${randomBytes(3).toString('hex')}`;
-    await cp.client.create('/api/v1/namespaces', { metadata: { name: ns } });
+    ns = await createNamespace(cp.client, 'pcnode');
   });
 
   after(async () => {

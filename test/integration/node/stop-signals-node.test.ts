@@ -22,11 +22,7 @@ import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { createLogger, isNotFound, resourcePath } from '@podlife/core';
 import { ControllerApp } from '@podlife/controller';
 import { nativeMechanismNotes } from '@podlife/keystone';
-import { startControlPlane, type ControlPlane } from '../../support/control-plane.js';
-import { nodeLeftovers, startNode, type RealNode } from '../../support/node.js';
-import { keystoneFlags } from '../../support/controller-flags.js';
-import { waitFor } from '../../support/wait.js';
-import { localWebhook, type LocalWebhook } from '../../support/webhook.js';
+import { type ControlPlane, keystoneFlags, localWebhook, type LocalWebhook, nativeKey, nodeLeftovers, type RealNode, roleKey, startControlPlane, startNode, stopKey, waitFor } from '@podlife/testbed';
 
 const podsPath = (ns: string, name?: string) => resourcePath({ version: 'v1', resource: 'pods', namespace: ns, name });
 
@@ -127,7 +123,7 @@ describe('stop signals on real nodes (ContainerStopSignals on): containerd v2 de
   const sidecarPod = (name: string, node?: RealNode) => ({
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name, labels: { 'podlife.dev/admission': 'enabled' }, annotations: { 'role.podlife.dev/proxy': 'sidecar', 'stop.podlife.dev/proxy': 'signal:USR1' } },
+    metadata: { name, labels: { 'podlife.dev/admission': 'enabled' }, annotations: { [roleKey('proxy')]: 'sidecar', [stopKey('proxy')]: 'signal:USR1' } },
     spec: {
       ...(node ? { nodeName: node.name } : {}),
       restartPolicy: 'Never',
@@ -150,7 +146,7 @@ describe('stop signals on real nodes (ContainerStopSignals on): containerd v2 de
     }, { timeoutMs: 20_000 }).then(() => cp.client.create<V1Pod>(podsPath(ns), sidecarPod(name, node)));
     assert.deepEqual(created.spec?.initContainers?.map((c) => [c.name, c.restartPolicy, c.lifecycle?.stopSignal]), [['proxy', 'Always', 'SIGUSR1']], 'kept by an API server with the gate on');
     assert.equal(created.spec?.os?.name, 'linux', 'the webhook named the OS, which the API server requires next to a stop signal');
-    assert.equal(created.metadata?.annotations?.['native.podlife.dev/proxy'], 'sidecar,stop-signal');
+    assert.equal(created.metadata?.annotations?.[nativeKey('proxy')], 'sidecar,stop-signal');
     return waitFor(`${name}: the native sidecar running`, async () => {
       const p = await getPod(name);
       return p.status?.initContainerStatuses?.[0]?.state?.running && p;

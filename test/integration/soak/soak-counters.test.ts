@@ -5,10 +5,9 @@
  * @releases newest — pure: no API server.
  */
 import assert from 'node:assert/strict';
-import type { KubeletRecord } from '../../support/kubelet.js';
+import { type KubeletRecord, seededRandom } from '@podlife/testbed';
 import { JOB_KINDS, kindOfPod, type JobKind } from '../../soak/jobs.js';
 import { faultCounts, faultSchedule, parseSoakArgs } from '../../soak/plan.js';
-import { seededRandom } from '../../support/random.js';
 import { tally, type EventSeen, type JobOutcome, type Tally } from '../../soak/tally.js';
 
 const kind = (name: string): JobKind => {

@@ -14,8 +14,7 @@ import { busyboxScript, RECORD_MOUNT } from '../../soak/busybox.js';
 import { nodeRecords, parseKubeletKills, parseOwnRecord, type ContainerSeen, type PodSeen } from '../../soak/node-records.js';
 import { parseSoakArgs } from '../../soak/plan.js';
 import { repeatedStopEvents, tally, type EventSeen } from '../../soak/tally.js';
-import { makeTempDir, removeTempDir } from '../../support/processes.js';
-import { klogLineMs, readKubeletLog } from '../../support/klog.js';
+import { klogLineMs, makeTempDir, readKubeletLog, removeTempDir } from '@podlife/testbed';
 
 /** Runs a container's script under this host's busybox, recording into `dir`; resolves with its exit code. */
 function runScript(script: string, dir: string): { pid: number; exited: Promise<number | null> } {
