@@ -23,6 +23,8 @@ const RESOURCES: Readonly<Record<string, string>> = {
   Deployment: 'deployments',
   Service: 'services',
   MutatingWebhookConfiguration: 'mutatingwebhookconfigurations',
+  ValidatingAdmissionPolicy: 'validatingadmissionpolicies',
+  ValidatingAdmissionPolicyBinding: 'validatingadmissionpolicybindings',
   CustomResourceDefinition: 'customresourcedefinitions',
   PriorityClass: 'priorityclasses',
   PodDisruptionBudget: 'poddisruptionbudgets',
