@@ -1,21 +1,32 @@
 /**
- * The keystone reconciler: evaluate the cached pod, act on what is due, record it, requeue.
+ * The keystone reconciler: evaluate the cached pod, hand the decision to the actuators, record
+ * what they report, requeue when the decision says.
  *
  * Guarantees:
- * - level-based: a reconcile reads the pod from the cache (or the newer copy its own last status
- *   write returned) and never trusts the event that woke it; `evaluatePod` alone decides what is
- *   due and when to look again (`requeueAfterMs`), and a container that terminates wakes the key
- *   through the informer;
+ * - level-based: a reconcile reads the pod from the cache (or the newer copy its own last write
+ *   returned) and never trusts the event that woke it; `evaluatePod` alone decides what is due
+ *   and when to look again, and the reconciler returns its `requeueAfterMs` as it is (or, when a
+ *   status patch met a newer pod, schedule.ts's STALE_RETRY_MS); a container that terminates,
+ *   and the record this reconciler writes, wake the key through the informer;
  * - one-shot: actuators are called once per due step and never waited on; nothing runs in the
  *   background between reconciles;
  * - never acts on a pod without podlife annotations or outside the scoped namespaces;
  * - conditions are merged by type through pods/status (strategic merge), written only when they
- *   change, and their Events are recorded only then — repeated reconciles repeat nothing. A stop
- *   goes out before its record is written (one round trip less to react); a record that could
- *   not be written is kept here and written before anything else is done for that pod, so a
- *   retry does not repeat the stop (a crash in between may: at least once, docs/adr/0052);
+ *   change; every Event comes from `passRecord` (records.ts), a condition's only when it changes,
+ *   an action's once per action, so repeated reconciles repeat nothing. A stop goes out before its
+ *   record is written (one round trip less to react);
  * - `dryRun` logs each new decision once and writes nothing;
  * - API failures are retried with the controller's backoff; nothing here throws on bad input.
+ *
+ * State beside the cache, and why each must be there (a new reconciler with only the cache, as
+ * after a restart, decides the same: nothing here holds a decision):
+ * - `fresh`: the pod a status write of ours returned, until the cache holds that version or a
+ *   newer one. A reconcile woken by an older event (a kubelet update from before our write) would
+ *   otherwise read a pod without the record it just wrote, and repeat the stop it lists;
+ * - `unwritten`: conditions a write could not store, written before anything else is done for the
+ *   pod: the stop they record already went out, and the pod does not show it anywhere else
+ *   (a crash in between may repeat it: at least once, docs/adr/0052);
+ * - `dryRunSeen`: the last decision logged per pod in dry run, so that each is logged once.
  */
 import type { V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import {
@@ -35,13 +46,14 @@ import {
 } from '@podlife/core';
 import type { Registry } from 'prom-client';
 import type { KeystoneConfig } from './config.js';
-import { DEFAULT_MIN_STAGE_MS, evaluatePod, type Decision } from './evaluate.js';
+import { DEFAULT_MIN_STAGE_MS, type Decision } from './decision.js';
+import { evaluatePod } from './evaluate.js';
 import { KeystoneMetrics, type StopStrategyLabel } from './metrics.js';
-import { ConditionType, type StatusUpdate } from './records.js';
-import { actOn, progressUpdates, reportEvent, type ActionReport } from './strategies/act.js';
+import { ConditionType, passRecord, type LifecycleEvent, type StatusUpdate } from './records.js';
+import { STALE_RETRY_MS } from './schedule.js';
+import { actOn, type ActionReport } from './strategies/act.js';
 import { createPodApi, type PodApi, type PodExecApi } from './strategies/api.js';
 import { keepLifecycleFields } from './transform.js';
-import { nativeMechanismsUpdate } from './native-findings.js';
 
 /** The client, pod cache, transports and settings of a KeystoneReconciler. */
 export interface KeystoneReconcilerOptions {
@@ -64,16 +76,6 @@ export interface KeystoneReconcilerOptions {
 interface Unwritten {
   uid: string;
   conditions: V1PodCondition[];
-}
-
-/** How soon a pod whose status patch met a newer pod is looked at again, if no event comes first. */
-const STALE_RETRY_MS = 500;
-
-/** The decision with the NativeMechanisms condition added, for a pod podlife's webhook changed (native-findings.ts). */
-function withNativeUpdate(decision: Decision, pod: V1Pod, config: KeystoneConfig): Decision {
-  if (decision.action === 'none' && (decision.why === 'not-ours' || decision.why === 'terminal' || decision.why === 'terminating')) return decision;
-  const native = nativeMechanismsUpdate(pod, config);
-  return native === undefined ? decision : ({ ...decision, updates: [...decision.updates, native] } as Decision);
 }
 
 function podKey(pod: KubeObject): string {
@@ -131,38 +133,22 @@ export class KeystoneReconciler implements Reconciler {
     this.unwritten.delete(key);
     if (!this.inScope(pod.metadata?.namespace)) return;
     const nowMs = this.now();
-    const decision = withNativeUpdate(evaluatePod(pod, { ...this.config, nowMs }), pod, this.config);
+    const decision = evaluatePod(pod, { ...this.config, nowMs });
     if (decision.action === 'none' && decision.updates.length === 0) {
       if (decision.why !== 'not-ours') this.dryRunSeen.delete(key);
       return;
     }
     if (this.opts.dryRun) return this.logDryRun(key, pod, decision);
 
-    // Events of the conditions this pass changes go out before its actions' own, in the order a
-    // reader expects (a container stopped, then the next one being stopped).
-    const announced = this.announce(pod, decision.updates);
-    const acted = await actOn(pod, decision, {
-      pods: this.pods,
-      exec: this.opts.exec,
-      config: this.config,
-      nowMs,
-      now: this.now,
-      signal,
-      report: (r) => this.report(pod, r),
-    });
+    const acted = await actOn(pod, decision, { pods: this.pods, exec: this.opts.exec, config: this.config, nowMs, now: this.now, signal });
     if (acted.written && acted.written.metadata?.uid === pod.metadata?.uid) this.fresh.set(key, keepLifecycleFields(acted.written));
-    await this.write(key, this.current(key) ?? pod, progressUpdates(decision, acted.issued));
-    if (decision.action === 'none' && decision.stopLatencyMs !== undefined && announced.has(ConditionType.SidecarsStopped)) {
-      this.metrics?.stopLatency(decision.stopLatencyMs / 1000);
-    }
+    for (const r of acted.reports ?? []) this.count(pod, r);
+    const record = passRecord(decision, acted);
+    const closed = await this.write(key, this.current(key) ?? pod, record.updates, record.events);
+    if (decision.action === 'none' && decision.stopLatencyMs !== undefined && closed) this.metrics?.stopLatency(decision.stopLatencyMs / 1000);
     if (!acted.ok) throw new Error(`${decision.action} for pod ${key} did not take; retrying`);
     if (acted.stale) return { requeueAfterMs: STALE_RETRY_MS };
-    if (decision.action !== 'stop') return;
-    // A repeated escalation is not hurried: the kubelet or the Job controller moves next.
-    // Stops count from when they reached their containers, so a slow delivery moves the deadline.
-    const delivery = Math.max(0, ...acted.issued.filter((i) => !i.escalated).map((i) => (i.atMs ?? nowMs) - nowMs));
-    const next = decision.escalation?.why === 'not-ended' ? nowMs + (this.config.minStageMs ?? DEFAULT_MIN_STAGE_MS) : decision.nextEvaluationAtMs;
-    return next === undefined ? undefined : { requeueAfterMs: Math.max(1, next + delivery - this.now()) };
+    return decision.requeueAfterMs === undefined ? undefined : { requeueAfterMs: decision.requeueAfterMs };
   }
 
   /** Drops what this reconciler holds for a key (the pod is gone). */
@@ -181,36 +167,28 @@ export class KeystoneReconciler implements Reconciler {
     return cached;
   }
 
-  /** Records the Events of the updates whose condition would change; returns those condition types. */
-  private announce(pod: V1Pod, updates: readonly StatusUpdate[]): Set<string> {
-    const changed = new Set<string>();
-    let conditions: V1PodCondition[] = pod.status?.conditions ?? [];
-    for (const update of updates) {
-      const r = setCondition<V1PodCondition>(conditions, update.condition, this.now());
-      conditions = r.conditions;
-      if (!r.changed) continue;
-      changed.add(update.condition.type);
-      if (update.condition.type === ConditionType.LifecycleValid && update.condition.status === 'False') this.metrics?.invalidPod();
-      for (const e of update.events) this.recordEvent(pod, e.type, e.reason, e.note, e.action);
-    }
-    return changed;
-  }
-
   /**
-   * Merges conditions into pods/status (their Events were recorded by `announce`). Conditions
-   * that could not be written are kept, and written first on the next pass.
+   * Records the Events of this pass — those of each condition that changes, then those of its
+   * actions — and merges the changed conditions into pods/status. Conditions that could not be
+   * written are kept, and written first on the next pass. True when it closed a stop's record.
    */
-  private async write(key: string, pod: V1Pod, updates: readonly StatusUpdate[]): Promise<void> {
-    if (updates.length === 0) return;
+  private async write(key: string, pod: V1Pod, updates: readonly StatusUpdate[], actionEvents: readonly LifecycleEvent[]): Promise<boolean> {
     const nowMs = this.now();
     let conditions: V1PodCondition[] = pod.status?.conditions ?? [];
     const changed: V1PodCondition[] = [];
+    let closed = false;
     for (const update of updates) {
       const r = setCondition<V1PodCondition>(conditions, update.condition, nowMs);
       conditions = r.conditions;
-      if (r.changed) changed.push(r.condition);
+      if (!r.changed) continue;
+      changed.push(r.condition);
+      if (update.condition.type === ConditionType.SidecarsStopped && update.condition.status === 'True') closed = true;
+      if (update.condition.type === ConditionType.LifecycleValid && update.condition.status === 'False') this.metrics?.invalidPod();
+      for (const e of update.events) this.recordEvent(pod, e);
     }
+    for (const e of actionEvents) this.recordEvent(pod, e);
     if (changed.length > 0) await this.patchConditions(key, pod, changed);
+    return closed;
   }
 
   private async patchConditions(key: string, pod: V1Pod, conditions: V1PodCondition[]): Promise<void> {
@@ -228,21 +206,20 @@ export class KeystoneReconciler implements Reconciler {
     if (written.metadata?.uid === pod.metadata?.uid) this.fresh.set(key, keepLifecycleFields(written));
   }
 
-  private report(pod: V1Pod, r: ActionReport): void {
+  /** Metrics and the log line of one action. */
+  private count(pod: V1Pod, r: ActionReport): void {
     if (r.kind === 'stop-issued') this.metrics?.stop(r.method, r.ok ? 'success' : 'failure');
     if ((r.kind === 'deleted' || r.kind === 'phase' || r.kind === 'escalated') && r.outcome !== 'already') {
       const strategy: StopStrategyLabel = r.kind === 'phase' ? 'phase' : 'delete';
       this.metrics?.stop(strategy, r.outcome === 'done' ? 'success' : 'failure');
     }
     this.log.info({ pod: podKey(pod), ...r }, `keystone action: ${r.kind}`);
-    const event = reportEvent(r);
-    if (event) this.recordEvent(pod, event.type, event.reason, event.note, event.action);
   }
 
-  private recordEvent(pod: V1Pod, type: 'Normal' | 'Warning', reason: string, note: string, action: string): void {
+  private recordEvent(pod: V1Pod, e: LifecycleEvent): void {
     const sink = this.opts.events;
     if (!sink) return;
-    sink.event(pod, type, reason, note, action).catch((err: unknown) => this.log.warn({ pod: podKey(pod), reason, err }, 'event not recorded'));
+    sink.event(pod, e.type, e.reason, e.note, e.action).catch((err: unknown) => this.log.warn({ pod: podKey(pod), reason: e.reason, err }, 'event not recorded'));
   }
 
   private logDryRun(key: string, pod: V1Pod, decision: Decision): void {

@@ -9,11 +9,19 @@
  *   (`issued: app@1733050000123, proxy:KILL@1733050004120`, ms since the epoch) that
  *   `issuedStops` reads back — container names are DNS labels, so ',', ':' and '@' can never be
  *   part of one; the human part before it is clipped, the list itself never is (docs/adr/0091);
- * - every Event travels with the condition whose change it announces (`StatusUpdate`): a
- *   writer records the Events only when `setCondition` reports a change, so repeated
- *   reconciles of the same state never repeat an Event.
+ *   An entry may carry what its delivery found (`proxy!nohandler@…`: PID 1 has no handler for
+ *   the signal), for the next evaluation to decide on;
+ * - one builder of the progress record (`progressUpdate`), used by the decision and, once its
+ *   actions have run, by `passRecord` to add what they issued;
+ * - one Event path: every Event a stop produces comes from here, derived from the decision and
+ *   what its actions reported (`passRecord`, `actionEvent`); an Event that announces a condition
+ *   travels with it (`StatusUpdate`) and a writer records it only when `setCondition` reports a
+ *   change, so repeated reconciles of the same state never repeat an Event; an action's Event
+ *   goes out once per action, and an action is never repeated once recorded.
  */
 import type { InvalidAnnotationError } from '@podlife/core';
+import type { Decision, StopDecision } from './decision.js';
+import type { ActionReport, ActResult } from './strategies/act.js';
 
 /** The pod conditions keystone writes (DESIGN 3.5). */
 export const ConditionType = {
@@ -96,7 +104,11 @@ export interface IssuedStop {
   readonly escalated: boolean;
   /** When it was issued (ms since the epoch); absent in records written before times were kept. */
   readonly atMs?: number;
+  /** Its delivery found PID 1 without a handler for the signal (the kernel dropped it): escalation is due. */
+  readonly noHandler?: boolean;
 }
+
+const NO_HANDLER_MARK = '!nohandler';
 
 const ISSUED_MARK = 'issued: ';
 
@@ -135,7 +147,7 @@ function progressMessage(human: string, issued: readonly IssuedStop[], stopped: 
 const STOPPED_MARK = 'stopped: ';
 
 function formatIssued(s: IssuedStop): string {
-  const name = s.escalated ? `${s.container}:KILL` : s.container;
+  const name = s.escalated ? `${s.container}:KILL` : s.noHandler === true ? `${s.container}${NO_HANDLER_MARK}` : s.container;
   return s.atMs === undefined ? name : `${name}@${Math.round(s.atMs)}`;
 }
 
@@ -186,7 +198,13 @@ export function issuedStops(message: string | undefined): IssuedStop[] {
     const name = at < 0 ? part : part.slice(0, at);
     const atMs = at < 0 ? Number.NaN : Number(part.slice(at + 1));
     const colon = name.indexOf(':');
-    const stop = colon < 0 ? { container: name, escalated: false } : { container: name.slice(0, colon), escalated: true };
+    const mark = name.endsWith(NO_HANDLER_MARK);
+    const stop: IssuedStop =
+      colon >= 0
+        ? { container: name.slice(0, colon), escalated: true }
+        : mark
+          ? { container: name.slice(0, -NO_HANDLER_MARK.length), escalated: false, noHandler: true }
+          : { container: name, escalated: false };
     out.push(Number.isFinite(atMs) ? { ...stop, atMs } : stop);
   }
   return out;
@@ -253,4 +271,128 @@ export function stoppedUpdate(exits: readonly SidecarExit[], restartPolicy: stri
 
 function exitsNonZero(code: number | undefined): boolean {
   return code !== undefined && code !== 0;
+}
+
+/** What the progress record of a stop holds: its targets, what was issued, what was seen stopped, what failed. */
+export interface ProgressRecord {
+  readonly targets: readonly string[];
+  readonly issued: readonly IssuedStop[];
+  /** Containers the record lists as seen stopped after their stop, `newlyStopped` included. */
+  readonly stopped: readonly string[];
+  /** Seen stopped since the record last said so: each gets its ContainerStopped Event with this update. */
+  readonly newlyStopped: readonly string[];
+  /** Containers still running after their escalation had its minimum share. */
+  readonly failed: readonly string[];
+}
+
+/** The `SidecarsStopped=False` update for a stop in progress: the one builder of the progress record. */
+export function progressUpdate(record: ProgressRecord): StatusUpdate {
+  if (record.failed.length === 0) return stoppingUpdate(record.targets, record.issued, record.stopped, record.newlyStopped);
+  const failure = stopFailedUpdate(record.targets, record.issued, record.failed.join(', '), STILL_RUNNING_NOTE, record.stopped);
+  return { ...failure, events: [...record.newlyStopped.map(containerStoppedEvent), ...failure.events] };
+}
+
+/** Why a container is reported failed (the Event and the condition say it). */
+export const STILL_RUNNING_NOTE = "still running after its stop, its share of the grace period and the escalation to the kubelet's termination";
+
+/** What one pass writes and announces: the conditions (with their Events) and the Events of its actions. */
+export interface PassRecord {
+  /** The conditions to merge; each one's Events go out only if it changes. */
+  readonly updates: readonly StatusUpdate[];
+  /** The Events of the actions of this pass, in the order they ran: each action happened, so each goes out. */
+  readonly events: readonly LifecycleEvent[];
+}
+
+/**
+ * What a pass records once its actions have run: the decision's conditions, with the progress
+ * record extended by what was issued (a repeated escalation is not a new entry: the first one
+ * dates the failure report), and an Event per action report.
+ */
+export function passRecord(decision: Decision, acted: Pick<ActResult, 'issued'> & { readonly reports?: readonly ActionReport[] }): PassRecord {
+  const events: LifecycleEvent[] = [];
+  for (const r of acted.reports ?? []) {
+    const e = actionEvent(r, decision);
+    if (e) events.push(e);
+  }
+  if (decision.action !== 'stop') return { updates: decision.updates, events };
+  const added = acted.issued.filter((s) => !s.escalated || !decision.issued.some((d) => d.escalated && d.container === s.container));
+  if (added.length === 0) return { updates: decision.updates, events };
+  const record = progressUpdate({ ...recordOf(decision), issued: [...decision.issued, ...added] });
+  const index = decision.updates.findIndex((u) => u.condition.type === ConditionType.SidecarsStopped);
+  const updates = index >= 0 ? decision.updates.map((u, i) => (i === index ? record : u)) : [...decision.updates, record];
+  return { updates, events };
+}
+
+function recordOf(d: StopDecision): ProgressRecord {
+  return { targets: d.targets, issued: d.issued, stopped: d.stopped, newlyStopped: d.newlyStopped, failed: d.failed };
+}
+
+/** The Event for an action report (undefined for reports that carry no Event of their own), with what the decision adds to it. */
+export function actionEvent(report: ActionReport, decision?: Decision): LifecycleEvent | undefined {
+  const stop = decision?.action === 'stop' ? decision : undefined;
+  switch (report.kind) {
+    case 'stop-issued':
+      return report.ok
+        ? { type: 'Normal', reason: EventReason.StoppingContainer, note: `stopping container ${report.container} with ${report.stop} via ${report.detail}${lateNote(stop?.late)}`, action: 'Stop' }
+        : {
+            type: 'Warning',
+            reason: EventReason.StopFailed,
+            note: `could not deliver ${report.stop} to container ${report.container}: ${report.error ?? 'unknown error'}`,
+            action: 'Stop',
+          };
+    case 'escalated':
+      return escalationEvent(report, stop?.escalation?.stopExits?.[report.container]);
+    case 'deleted':
+    case 'phase':
+      return report.outcome === 'failed'
+        ? { type: 'Warning', reason: EventReason.StopFailed, note: `${report.detail} failed: ${report.error ?? 'unknown error'}`, action: 'Stop' }
+        : undefined;
+  }
+}
+
+function escalationEvent(report: ActionReport & { kind: 'escalated' }, stopExit: number | undefined): LifecycleEvent | undefined {
+  if (report.outcome === 'failed') {
+    return { type: 'Warning', reason: EventReason.StopFailed, note: `could not end container ${report.container} through the kubelet (${report.detail}): ${report.error ?? 'unknown error'}`, action: 'Stop' };
+  }
+  switch (report.why) {
+    case 'no-handler':
+      return {
+        type: 'Warning',
+        reason: EventReason.StopFailed,
+        note:
+          `container ${report.container} cannot be stopped with ${report.stop}: its PID 1 has no handler for the signal, and the kernel drops ` +
+          `a signal sent to a PID namespace's init from inside it (exec and ephemeral containers run inside); ending it through the kubelet instead ` +
+          `(${report.detail}); remedies: a PID 1 that handles the signal (an init such as tini), a preset:/http: stop, or native sidecars`,
+        action: 'Stop',
+      };
+    case 'share':
+      return {
+        type: 'Normal',
+        reason: EventReason.StoppingContainer,
+        note: `container ${report.container} outlived its share of the grace period after ${report.stop}; ending it through the kubelet (${report.detail})`,
+        action: 'Stop',
+      };
+    case 'not-delivered':
+      return {
+        type: 'Warning',
+        reason: EventReason.StopFailed,
+        note:
+          `the stop container of ${report.container} exited ${stopExit ?? 'non-zero'} without delivering ${report.stop} ` +
+          `(its log says why: a kill refused by the container's user, an endpoint that did not answer); ending it through the kubelet instead (${report.detail})`,
+        action: 'Stop',
+      };
+    case 'not-ended':
+      return undefined; // repeated while the first escalation has not taken; the first one was announced
+  }
+}
+
+/** Says how late a stop goes out and what that leaves of the budget (DESIGN 3.2). */
+function lateNote(late: StopDecision['late']): string {
+  if (!late) return '';
+  const left = late.remainingMs > 0 ? `${seconds(late.remainingMs)} of the budget left for ${late.stagesLeft} stage(s)` : 'nothing left of the budget';
+  return ` (${seconds(late.byMs)} late, the controller was unavailable: ${left}, at least ${seconds(late.minStageMs)} each)`;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)}s`;
 }

@@ -190,7 +190,7 @@ describe('evaluatePod', () => {
 
     it('escalation keeps the stop spec (no SIGKILL from inside) and carries the result to record first', () => {
       const d = run({ pod: stopping(k(), `worker@${T0}`), now: T0 + 15_000 }) as StopDecision;
-      assert.deepEqual(d.escalation, { why: 'share', containers: ['worker'] });
+      assert.deepEqual(d.escalation, { why: 'share', containers: ['worker'], gracePeriodSeconds: 15, thenDelete: true });
       assert.equal(d.steps[0]?.escalate, true);
       assert.deepEqual(d.steps[0]?.stop, { kind: 'signal', signal: 'TERM' });
       assert.deepEqual(d.steps[1]?.stop, { kind: 'signal', signal: 'TERM' });

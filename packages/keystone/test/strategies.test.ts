@@ -7,7 +7,7 @@ import { LINGERING_SIGNAL_SCRIPT, POST_SCRIPT, SIGNAL_SCRIPT, execCommands } fro
 import { NO_HANDLER_EXIT, ephemeralName } from '../src/stop-containers.js';
 import { deletePod } from '../src/strategies/delete.js';
 import { markPhase } from '../src/strategies/phase.js';
-import { progressUpdates, reportEvent } from '../src/strategies/act.js';
+import { actionEvent, passRecord } from '../src/records.js';
 import { stopByEphemeral } from '../src/strategies/ephemeral.js';
 import { pod, T0 } from './fixtures.js';
 
@@ -181,6 +181,7 @@ describe('delete and phase strategies', () => {
     const api = podApi();
     await markPhase(api, pod().container('a').build(), 'Succeeded');
     assert.deepEqual(api.patchStatus.firstCall.args[1], [
+      { op: 'test', path: '/metadata/uid', value: 'uid-1' },
       { op: 'test', path: '/status/phase', value: 'Running' },
       { op: 'replace', path: '/status/phase', value: 'Succeeded' },
     ]);
@@ -211,7 +212,7 @@ describe('actOn: one pass of what a stop decision says is due', () => {
     const t = context();
     const r = await actOn(p, d, t.ctx);
     assert.deepEqual(t.stopped(), ['worker:TERM']);
-    assert.deepEqual(r, { issued: [{ container: 'worker', escalated: false, atMs: T0 + 1000 }], ok: true });
+    assert.deepEqual({ issued: r.issued, ok: r.ok }, { issued: [{ container: 'worker', escalated: false, atMs: T0 + 1000 }], ok: true });
   });
 
   it('dates each stop when its attempt returned, not when the decision was made', async () => {
@@ -230,7 +231,7 @@ describe('actOn: one pass of what a stop decision says is due', () => {
     const { p, d } = decide(undefined, T0 + 26_000);
     const t = context({}, T0 + 26_000);
     await actOn(p, d, t.ctx);
-    const note = reportEvent(t.reports.find((r) => r.kind === 'stop-issued')!)?.note ?? '';
+    const note = actionEvent(t.reports.find((r) => r.kind === 'stop-issued')!, d)?.note ?? '';
     assert.match(note, /^stopping container worker with signal:TERM via .* \(26\.0s late, the controller was unavailable: 4\.0s of the budget left for 3 stage\(s\), at least 2\.0s each\)$/);
   });
 
@@ -253,14 +254,15 @@ describe('actOn: one pass of what a stop decision says is due', () => {
     assert.equal(t.pods.deletePod.firstCall.args[1], 19);
     const escalated = t.reports.find((x) => x.kind === 'escalated');
     assert.equal(escalated?.kind === 'escalated' && escalated.why, 'share');
-    assert.equal(reportEvent(escalated!)?.reason, 'StoppingContainer');
+    assert.equal(actionEvent(escalated!, d)?.reason, 'StoppingContainer');
     assert.deepEqual(r.issued, [{ container: 'worker', escalated: true, atMs: T0 + 11_000 }]);
-    assert.match(progressUpdates(d, r.issued).at(-1)?.condition.message ?? '', new RegExp(`issued: worker@${T0 + 1000}, worker:KILL@${T0 + 11_000}$`));
+    assert.match(passRecord(d, r).updates.at(-1)?.condition.message ?? '', new RegExp(`issued: worker@${T0 + 1000}, worker:KILL@${T0 + 11_000}$`));
   });
 
   it('an escalated Job pod gets its result recorded; the deletion waits for the Job to count it', async () => {
-    const { p, d } = decide(pod().container('app').sidecar('proxy').finished('app', 0, T0).condition('podlife.dev/SidecarsStopped', 'False', `stopping proxy; issued: proxy@${T0}`), T0 + 31_000);
+    const p = pod().container('app').sidecar('proxy').finished('app', 0, T0).condition('podlife.dev/SidecarsStopped', 'False', `stopping proxy; issued: proxy@${T0}`).build();
     p.metadata!.finalizers = ['batch.kubernetes.io/job-tracking'];
+    const d = evaluatePod(p, { nowMs: T0 + 31_000 }) as StopDecision;
     const t = context({}, T0 + 31_000);
     await actOn(p, d, t.ctx);
     assert.equal(t.pods.patchStatus.callCount, 1);
@@ -269,13 +271,23 @@ describe('actOn: one pass of what a stop decision says is due', () => {
     assert.match(escalated?.kind === 'escalated' ? escalated.detail : '', /once its Job has counted it/);
   });
 
-  it('escalates in the same pass when PID 1 has no handler for the signal, and says why', async () => {
+  it('escalates on the next pass when PID 1 has no handler for the signal (the record says so), and says why', async () => {
     const { p, d } = decide(pod().container('app').sidecar('proxy').finished('app', 0, T0));
-    const t = context({ exec: execApi({ exitCode: NO_HANDLER_EXIT, stdout: '', stderr: '' }) });
+    const exec = execApi({ exitCode: NO_HANDLER_EXIT, stdout: '', stderr: '' });
+    const t = context({ exec });
     const r = await actOn(p, d, t.ctx);
+    assert.equal(t.pods.deletePod.callCount, 0, 'acting decides nothing: what the exec found goes into the record');
+    const record = passRecord(d, r).updates.find((u) => u.condition.type === 'podlife.dev/SidecarsStopped')!;
+    assert.match(record.condition.message, new RegExp(`issued: proxy!nohandler@${T0 + 1000}$`));
+    // The record written, the next evaluation reads it back and decides the escalation.
+    p.status!.conditions = [...(p.status!.conditions ?? []), { ...record.condition, lastTransitionTime: new Date(T0 + 1000) }];
+    const next = evaluatePod(p, { nowMs: T0 + 1100 }) as StopDecision;
+    assert.equal(next.escalation?.why, 'no-handler');
+    const r2 = await actOn(p, next, t.ctx);
     assert.equal(t.pods.deletePod.callCount, 1);
-    assert.deepEqual(r.issued.map((s) => `${s.container}${s.escalated ? ':KILL' : ''}`), ['proxy', 'proxy:KILL']);
-    const event = reportEvent(t.reports.find((x) => x.kind === 'escalated')!);
+    assert.equal(exec.exec.callCount, 1, 'the stop is not sent again');
+    assert.deepEqual([...r.issued, ...r2.issued].map((s) => `${s.container}${s.escalated ? ':KILL' : ''}`), ['proxy', 'proxy:KILL']);
+    const event = actionEvent(t.reports.find((x) => x.kind === 'escalated')!, next);
     assert.equal(event?.type, 'Warning');
     assert.match(event?.note ?? '', /PID 1 has no handler.*ending it through the kubelet/);
   });
@@ -305,7 +317,7 @@ describe('actOn: one pass of what a stop decision says is due', () => {
     const t = context();
     await actOn(p, d, t.ctx);
     assert.equal(t.pods.deletePod.callCount, 1);
-    const event = reportEvent(t.reports.find((r) => r.kind === 'escalated')!);
+    const event = actionEvent(t.reports.find((r) => r.kind === 'escalated')!, d);
     assert.equal(event?.type, 'Warning');
     assert.match(event?.note ?? '', /^the stop container of proxy exited 1 without delivering signal:TERM .*ending it through the kubelet instead/);
     // 0 delivered; 137 is a lingering stop container ended with its target's PID namespace.
@@ -319,7 +331,7 @@ describe('actOn: one pass of what a stop decision says is due', () => {
     const r = await actOn(p, d, t.ctx);
     assert.equal(r.ok, false, 'retried by the caller');
     assert.equal(t.pods.deletePod.callCount, 0, "a Job would count the kubelet's view of a killed sidecar");
-    assert.equal(reportEvent(t.reports.find((x) => x.kind === 'escalated')!)?.reason, 'StopFailed');
+    assert.equal(actionEvent(t.reports.find((x) => x.kind === 'escalated')!, d)?.reason, 'StopFailed');
   });
 
   it('past the budget, the least grace is 1 s, never 0', async () => {

@@ -1,21 +1,18 @@
 /**
  * Acting on a decision: one pass of one-shot actuators, nothing waited for. `evaluatePod` says
- * what is due; this does exactly that and reports it.
+ * what is due and how; this dispatches exactly that to the actuators and returns what each did.
  *
  * Guarantees:
- * - a stop decision: the stop specs due (one stage, in parallel), then the escalation when due
- *   or when a stop found PID 1 without a handler for its signal (the kernel drops such a signal
- *   sent from inside the PID namespace, so waiting would only spend the share);
- * - escalation comes from outside the container: the pod's result (from its main containers)
- *   is recorded in status.phase, then the pod is deleted with what is left of the budget (at
- *   least 1 s) so that the kubelet ends what still runs — unless a Job has yet to count that
- *   result, in which case the deletion is left to a later pass (docs/adr/0101);
- * - TerminatePod deletes with the pod's grace period; completion by phase records the phase,
- *   then deletes the pod the same way;
+ * - no decision here: what to stop, whether to escalate, with which grace period and whether to
+ *   delete after recording a phase all come from the decision; what an action found (a PID 1
+ *   without a handler for its signal) is returned, for the record and the next evaluation;
+ * - a stop decision: the stop specs due (one stage, in parallel), then the escalation if the
+ *   decision holds one; escalation comes from outside the container: the pod's result is
+ *   recorded in status.phase, then the pod is deleted (unless the decision says a Job has yet to
+ *   count that result) so that the kubelet ends what still runs (docs/adr/0101);
  * - every attempted stop is returned with the time its attempt returned (a stop through pods/exec
- *   has reached the container by then, however slow the exec was), for the caller to add to the
- *   progress record, so that a container's share counts from its stop, not from the decision;
- *   each is reported (with every other action) to `report`, for Events and metrics;
+ *   has reached the container by then, however slow the exec was), and every action is returned
+ *   as a report (and passed to `report`, if given), for the record, Events and metrics;
  * - a status patch refused because the pod changed since it was read (its `test` operation) is
  *   `stale`, not a failure: the caller evaluates again on the newer pod;
  * - never throws for API failures.
@@ -23,15 +20,15 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { formatStopSpec, type StopSpec } from '../annotations.js';
 import type { KeystoneConfig } from '../config.js';
-import { DEFAULT_MIN_STAGE_MS, STILL_RUNNING, awaitsJobCount, stopContainerExit, type Decision, type EscalationWhy, type StopDecision, type StopMethod } from '../evaluate.js';
-import { ConditionType, EventReason, stopFailedUpdate, stoppingUpdate, type IssuedStop, type LifecycleEvent, type StatusUpdate } from '../records.js';
+import type { Decision, Escalation, EscalationWhy, StopDecision, StopMethod } from '../decision.js';
+import type { IssuedStop } from '../records.js';
 import { podRef, type PodApi, type PodExecApi } from './api.js';
-import { deletePod, type ActionOutcome } from './delete.js';
+import { deletePod } from './delete.js';
 import { stopByEphemeral } from './ephemeral.js';
 import { stopByExec, type StopAttempt } from './exec.js';
 import { markPhase } from './phase.js';
 
-/** What `actOn` did, one report per action, for Events and metrics. */
+/** What `actOn` did, one report per action, for the record, Events and metrics. */
 export type ActionReport =
   | {
       readonly kind: 'stop-issued';
@@ -41,8 +38,8 @@ export type ActionReport =
       readonly ok: boolean;
       readonly detail: string;
       readonly error?: string;
-      /** The stage started late (a controller that was away): how late, and what that leaves. */
-      readonly late?: { readonly byMs: number; readonly remainingMs: number; readonly stagesLeft: number; readonly minStageMs: number };
+      /** The signal went out but PID 1 has no handler for it: the next evaluation escalates. */
+      readonly noHandler?: boolean;
     }
   | {
       readonly kind: 'escalated';
@@ -52,8 +49,6 @@ export type ActionReport =
       readonly outcome: 'done' | 'already' | 'failed';
       readonly detail: string;
       readonly error?: string;
-      /** For `not-delivered`: the exit code of the container's stop container. */
-      readonly stopExit?: number;
     }
   | { readonly kind: 'deleted' | 'phase'; readonly outcome: 'done' | 'already' | 'failed'; readonly detail: string; readonly error?: string };
 
@@ -66,7 +61,7 @@ export interface ActContext {
   readonly nowMs: number;
   /** The clock a stop's time is read from when its attempt returns (default: `nowMs` for all). */
   now?(): number;
-  /** Every action, for Events (see `reportEvent`) and metrics. */
+  /** Called with every action as it is done (the same reports are returned in `ActResult.reports`). */
   report?(report: ActionReport): void;
   readonly signal?: AbortSignal;
 }
@@ -81,166 +76,75 @@ export interface ActResult {
   readonly written?: V1Pod;
   /** A status patch found the pod changed since it was read: evaluate again on the newer pod. */
   readonly stale?: boolean;
+  /** What each action did, in order. */
+  readonly reports?: readonly ActionReport[];
 }
 
 const NOTHING: ActResult = Object.freeze({ issued: [], ok: true });
 
-/** The Event for an action report (undefined for reports that carry no Event of their own). */
-export function reportEvent(report: ActionReport): LifecycleEvent | undefined {
-  switch (report.kind) {
-    case 'stop-issued':
-      return report.ok
-        ? { type: 'Normal', reason: EventReason.StoppingContainer, note: `stopping container ${report.container} with ${report.stop} via ${report.detail}${lateNote(report.late)}`, action: 'Stop' }
-        : {
-            type: 'Warning',
-            reason: EventReason.StopFailed,
-            note: `could not deliver ${report.stop} to container ${report.container}: ${report.error ?? 'unknown error'}`,
-            action: 'Stop',
-          };
-    case 'escalated':
-      return escalationEvent(report);
-    case 'deleted':
-    case 'phase':
-      return report.outcome === 'failed'
-        ? { type: 'Warning', reason: EventReason.StopFailed, note: `${report.detail} failed: ${report.error ?? 'unknown error'}`, action: 'Stop' }
-        : undefined;
-  }
-}
-
-function escalationEvent(report: ActionReport & { kind: 'escalated' }): LifecycleEvent | undefined {
-  if (report.outcome === 'failed') {
-    return { type: 'Warning', reason: EventReason.StopFailed, note: `could not end container ${report.container} through the kubelet (${report.detail}): ${report.error ?? 'unknown error'}`, action: 'Stop' };
-  }
-  switch (report.why) {
-    case 'no-handler':
-      return {
-        type: 'Warning',
-        reason: EventReason.StopFailed,
-        note:
-          `container ${report.container} cannot be stopped with ${report.stop}: its PID 1 has no handler for the signal, and the kernel drops ` +
-          `a signal sent to a PID namespace's init from inside it (exec and ephemeral containers run inside); ending it through the kubelet instead ` +
-          `(${report.detail}); remedies: a PID 1 that handles the signal (an init such as tini), a preset:/http: stop, or native sidecars`,
-        action: 'Stop',
-      };
-    case 'share':
-      return {
-        type: 'Normal',
-        reason: EventReason.StoppingContainer,
-        note: `container ${report.container} outlived its share of the grace period after ${report.stop}; ending it through the kubelet (${report.detail})`,
-        action: 'Stop',
-      };
-    case 'not-delivered':
-      return {
-        type: 'Warning',
-        reason: EventReason.StopFailed,
-        note:
-          `the stop container of ${report.container} exited ${report.stopExit ?? 'non-zero'} without delivering ${report.stop} ` +
-          `(its log says why: a kill refused by the container's user, an endpoint that did not answer); ending it through the kubelet instead (${report.detail})`,
-        action: 'Stop',
-      };
-    case 'not-ended':
-      return undefined; // repeated while the first escalation has not taken; the first one was announced
-  }
-}
-
-/** Says how late a stop goes out and what that leaves of the budget (DESIGN 3.2). */
-function lateNote(late: (ActionReport & { kind: 'stop-issued' })['late']): string {
-  if (!late) return '';
-  const left = late.remainingMs > 0 ? `${seconds(late.remainingMs)} of the budget left for ${late.stagesLeft} stage(s)` : 'nothing left of the budget';
-  return ` (${seconds(late.byMs)} late, the controller was unavailable: ${left}, at least ${seconds(late.minStageMs)} each)`;
-}
-
-function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(1)}s`;
-}
-
 /** Carries out what `decision` says is due now. */
 export async function actOn(pod: V1Pod, decision: Decision, ctx: ActContext): Promise<ActResult> {
+  const reports: ActionReport[] = [];
+  const report = (r: ActionReport): void => {
+    reports.push(r);
+    ctx.report?.(r);
+  };
+  const result = await dispatch(pod, decision, ctx, report);
+  return reports.length === 0 ? result : { ...result, reports };
+}
+
+type Report = (r: ActionReport) => void;
+
+function dispatch(pod: V1Pod, decision: Decision, ctx: ActContext, report: Report): Promise<ActResult> {
   switch (decision.action) {
     case 'stop':
-      return actOnStop(pod, decision, ctx);
-    case 'delete': {
-      const r = await deletePod(ctx.pods, pod, decision.gracePeriodSeconds);
-      ctx.report?.({ kind: 'deleted', ...r });
-      return { issued: [], ok: r.outcome !== 'failed' };
-    }
-    case 'phase': {
-      // The kubelet never stops the containers of a pod someone else made terminal: once the
-      // result is recorded, the pod's deletion has it end them (docs/adr/0100).
-      const r = await markPhase(ctx.pods, pod, decision.phase);
-      if (r.outcome === 'stale') return { issued: [], ok: true, stale: true };
-      ctx.report?.({ kind: 'phase', outcome: r.outcome, detail: r.detail, ...(r.error !== undefined ? { error: r.error } : {}) });
-      if (r.outcome === 'failed') return { issued: [], ok: false };
-      const written = r.written;
-      // A Job pod is deleted once the Job has counted the result (evaluatePod's PhaseRecorded).
-      if (awaitsJobCount(pod)) return { issued: [], ok: true, ...(written ? { written } : {}) };
-      const d = await deletePod(ctx.pods, pod, decision.gracePeriodSeconds);
-      ctx.report?.({ kind: 'deleted', ...d });
-      return { issued: [], ok: d.outcome !== 'failed', ...(written ? { written } : {}) };
-    }
+      return actOnStop(pod, decision, ctx, report);
+    case 'delete':
+      return deleteNow(pod, decision.gracePeriodSeconds, ctx, report, undefined);
+    case 'phase':
+      return recordPhase(pod, decision.phase, decision.thenDelete ? decision.gracePeriodSeconds : undefined, ctx, report);
     default:
-      return NOTHING;
+      return Promise.resolve(NOTHING);
   }
 }
 
-async function actOnStop(pod: V1Pod, decision: StopDecision, ctx: ActContext): Promise<ActResult> {
-  const config = ctx.config ?? {};
-  const issued: IssuedStop[] = [];
-  let noHandler = false;
-  const late =
-    decision.lateByMs === undefined
-      ? undefined
-      : { byMs: decision.lateByMs, remainingMs: decision.remainingMs, stagesLeft: decision.stagesLeft, minStageMs: config.minStageMs ?? DEFAULT_MIN_STAGE_MS };
+async function deleteNow(pod: V1Pod, grace: number, ctx: ActContext, report: Report, written: V1Pod | undefined): Promise<ActResult> {
+  const r = await deletePod(ctx.pods, pod, grace);
+  report({ kind: 'deleted', ...r });
+  return { issued: [], ok: r.outcome !== 'failed', ...(written ? { written } : {}) };
+}
+
+/**
+ * The kubelet never stops the containers of a pod someone else made terminal: once the result is
+ * recorded, the pod's deletion (with `grace`, when the decision asks for it) has it end them
+ * (docs/adr/0100).
+ */
+async function recordPhase(pod: V1Pod, phase: 'Succeeded' | 'Failed', grace: number | undefined, ctx: ActContext, report: Report): Promise<ActResult> {
+  const r = await markPhase(ctx.pods, pod, phase);
+  if (r.outcome === 'stale') return { issued: [], ok: true, stale: true };
+  report({ kind: 'phase', outcome: r.outcome, detail: r.detail, ...(r.error !== undefined ? { error: r.error } : {}) });
+  if (r.outcome === 'failed') return { issued: [], ok: false };
+  if (grace === undefined) return { issued: [], ok: true, ...(r.written ? { written: r.written } : {}) };
+  return deleteNow(pod, grace, ctx, report, r.written);
+}
+
+async function actOnStop(pod: V1Pod, decision: StopDecision, ctx: ActContext, report: Report): Promise<ActResult> {
   const attempts = await Promise.all(
     decision.issue.map(async (step) => {
       const attempt = await issueStop(pod, step.container, step.stop, step.method, ctx);
       const atMs = Math.max(ctx.nowMs, ctx.now?.() ?? ctx.nowMs);
-      ctx.report?.({
-        kind: 'stop-issued',
-        container: step.container,
-        stop: formatStopSpec(step.stop),
-        method: attempt.method,
-        ok: attempt.ok,
-        detail: attempt.detail,
-        ...(attempt.error !== undefined ? { error: attempt.error } : {}),
-        ...(late ? { late } : {}),
-      });
       return { step, attempt, atMs };
     }),
   );
+  const issued: IssuedStop[] = [];
   for (const { step, attempt, atMs } of attempts) {
-    issued.push({ container: step.container, escalated: false, atMs });
-    noHandler ||= attempt.noHandler === true;
+    const { method, ok, detail, error, noHandler } = attempt;
+    report({ kind: 'stop-issued', container: step.container, stop: formatStopSpec(step.stop), method, ok, detail, ...(error !== undefined ? { error } : {}), ...(noHandler ? { noHandler } : {}) });
+    issued.push(noHandler ? { container: step.container, escalated: false, atMs, noHandler } : { container: step.container, escalated: false, atMs });
   }
-  let escalation = decision.escalation;
-  // `issue` is every stop spec of the current stage still to send: after this pass the whole
-  // stage has had its stop, so a PID 1 that cannot receive it ends the stage through the kubelet.
-  if (noHandler) {
-    escalation = { why: 'no-handler', containers: decision.steps.filter((s) => s.stage === decision.currentStage).map((s) => s.container) };
-  }
+  const escalation = decision.escalation;
   if (!escalation) return { issued, ok: true };
-
-  const r = await endThroughKubelet(pod, decision, ctx);
-  if (r.outcome === 'stale') return { issued, ok: true, stale: true };
-  const outcome0 = r.outcome;
-  const stops = new Map(decision.steps.map((s) => [s.container, formatStopSpec(s.stop)]));
-  escalation.containers.forEach((container, i) => {
-    const outcome = i === 0 || outcome0 === 'failed' ? outcome0 : 'already';
-    const stopExit = escalation.why === 'not-delivered' ? stopContainerExit(pod, container) : undefined;
-    ctx.report?.({
-      kind: 'escalated',
-      container,
-      why: escalation.why,
-      stop: stops.get(container) ?? '',
-      outcome,
-      detail: r.detail,
-      ...(r.error !== undefined ? { error: r.error } : {}),
-      ...(stopExit !== undefined ? { stopExit } : {}),
-    });
-    // A repeated escalation is not a new entry: the first one dates the failure report.
-    if (escalation.why !== 'not-ended') issued.push({ container, escalated: true, atMs: ctx.nowMs });
-  });
-  return { issued, ok: r.outcome !== 'failed', ...(r.written ? { written: r.written } : {}) };
+  return escalate(pod, decision, escalation, issued, ctx, report);
 }
 
 /**
@@ -248,12 +152,24 @@ async function actOnStop(pod: V1Pod, decision: StopDecision, ctx: ActContext): P
  * never counts the kubelet's view of killed sidecars), then delete the pod with what is left of
  * the budget so that the kubelet, from outside, ends every container still running.
  */
-async function endThroughKubelet(pod: V1Pod, decision: StopDecision, ctx: ActContext): Promise<PhaseOutcome> {
-  const phase = await markPhase(ctx.pods, pod, decision.result);
+async function escalate(pod: V1Pod, decision: StopDecision, escalation: Escalation, issued: IssuedStop[], ctx: ActContext, report: Report): Promise<ActResult> {
+  const r = await endThroughKubelet(pod, decision.result, escalation, ctx);
+  if (r.outcome === 'stale') return { issued, ok: true, stale: true };
+  const first = r.outcome;
+  const stops = new Map(decision.steps.map((s) => [s.container, formatStopSpec(s.stop)]));
+  escalation.containers.forEach((container, i) => {
+    const outcome = i === 0 || first === 'failed' ? first : 'already';
+    report({ kind: 'escalated', container, why: escalation.why, stop: stops.get(container) ?? '', outcome, detail: r.detail, ...(r.error !== undefined ? { error: r.error } : {}) });
+    issued.push({ container, escalated: true, atMs: ctx.nowMs });
+  });
+  return { issued, ok: r.outcome !== 'failed', ...(r.written ? { written: r.written } : {}) };
+}
+
+async function endThroughKubelet(pod: V1Pod, result: 'Succeeded' | 'Failed', escalation: Escalation, ctx: ActContext): Promise<PhaseOutcome> {
+  const phase = await markPhase(ctx.pods, pod, result);
   if (phase.outcome === 'failed' || phase.outcome === 'stale') return phase;
-  if (awaitsJobCount(pod)) return { ...phase, detail: `${phase.detail}; the pod is deleted once its Job has counted it` };
-  const grace = Math.max(1, Math.ceil(decision.remainingMs / 1000));
-  const deleted = await deletePod(ctx.pods, pod, grace);
+  if (!escalation.thenDelete) return { ...phase, detail: `${phase.detail}; the pod is deleted once its Job has counted it` };
+  const deleted = await deletePod(ctx.pods, pod, escalation.gracePeriodSeconds);
   return { ...deleted, detail: `${phase.detail}, then ${deleted.detail}`, ...(phase.written ? { written: phase.written } : {}) };
 }
 
@@ -289,22 +205,4 @@ export async function issueStop(
   }
   if (!last) return { ok: false, method: preferred, detail: formatStopSpec(spec), error: 'no stop strategy available (no exec client, no ephemeral image)' };
   return { ...last, error: errors.join('; ') };
-}
-
-/**
- * The conditions to write after acting: the decision's, with the progress record extended by
- * what was just issued (the one SidecarsStopped update replaced, or added).
- */
-export function progressUpdates(decision: Decision, issuedNow: readonly IssuedStop[]): readonly StatusUpdate[] {
-  if (decision.action !== 'stop' || issuedNow.length === 0) return decision.updates;
-  const issued = [...decision.issued, ...issuedNow];
-  const index = decision.updates.findIndex((u) => u.condition.type === ConditionType.SidecarsStopped);
-  const previous = index >= 0 ? decision.updates[index] : undefined;
-  const record =
-    decision.failed.length > 0
-      ? stopFailedUpdate(decision.targets, issued, decision.failed.join(', '), STILL_RUNNING, decision.stopped)
-      : stoppingUpdate(decision.targets, issued, decision.stopped);
-  // The Events stay with the update that first carried them.
-  const merged: StatusUpdate = { condition: record.condition, events: previous?.events ?? [] };
-  return index >= 0 ? decision.updates.map((u, i) => (i === index ? merged : u)) : [...decision.updates, merged];
 }

@@ -1,0 +1,122 @@
+/**
+ * Reading a stop's progress record back: what was issued and when, what was seen stopped, and
+ * what only the pod shows (a stop container the record does not list).
+ *
+ * Guarantees:
+ * - pure; the record is the `SidecarsStopped=False` condition (records.ts), completed by the
+ *   pod's stop containers: a controller that died between adding one and writing the record
+ *   neither adds it again nor announces that stop twice;
+ * - a stop's time is the one the record holds (when its delivery returned), so every share is
+ *   counted from a stop's delivery, however slow it was; entries of older records carry no time
+ *   and are dated by the record's own start;
+ * - an entry's delivery finding (`noHandler`) is read back as it was written.
+ */
+import type { V1Pod, V1PodCondition } from '@kubernetes/client-node';
+import { findCondition, timeMs } from '@podlife/core';
+import { ephemeralStartedAt, isStopped, statusOf } from './container-states.js';
+import { ConditionType, issuedStops, stoppedContainers, type IssuedStop } from './records.js';
+import { ephemeralName } from './stop-containers.js';
+
+/** The progress record as read from the pod. */
+export interface Progress {
+  /** The record's condition, when there is one. */
+  readonly condition: V1PodCondition | undefined;
+  /** A stop is recorded as in progress (`SidecarsStopped=False`). */
+  readonly recording: boolean;
+  /** The number of entries the record itself lists (those after are evident only from the pod). */
+  readonly recordedCount: number;
+  /** The recorded stops, then those evident from stop containers. */
+  readonly issued: readonly IssuedStop[];
+  /** When each container's stop spec was first issued. */
+  readonly issuedAt: ReadonlyMap<string, number>;
+  /** The time standing in for entries without one. */
+  readonly undatedMs: number;
+  /** Containers the record lists as seen stopped after their stop. */
+  readonly stoppedBefore: readonly string[];
+  /** Targets stopped since their stop was issued, not yet listed. */
+  readonly newlyStopped: readonly string[];
+}
+
+const NOTHING_ISSUED: ReadonlyMap<string, number> = new Map();
+const NOTHING_RECORDED: readonly IssuedStop[] = Object.freeze([]);
+const NONE_STOPPED: readonly string[] = Object.freeze([]);
+
+/** The progress of a stop of `targets` that fired at `firedAtMs`, as the pod records and shows it. */
+export function readProgress(pod: V1Pod, targets: readonly string[], firedAtMs: number, nowMs: number): Progress {
+  const condition = findCondition(pod.status?.conditions, ConditionType.SidecarsStopped);
+  const recording = condition?.status === 'False';
+  const recorded: readonly IssuedStop[] = recording ? issuedStops(condition.message) : NOTHING_RECORDED;
+  const issued = withEphemeralStops(pod, targets, recorded, nowMs);
+  // Entries of older records carry no time: the record's own start stands in for it.
+  const undatedMs = recording ? (timeMs(condition.lastTransitionTime) ?? firedAtMs) : firedAtMs;
+  const issuedAt = issuedTimes(issued, undatedMs);
+  const stoppedBefore = recording ? stoppedContainers(condition.message) : NONE_STOPPED;
+  const newlyStopped = issuedAt.size > 0 ? stoppedSince(pod, targets, issuedAt, stoppedBefore) : NONE_STOPPED;
+  return { condition, recording, recordedCount: recorded.length, issued, issuedAt, undatedMs, stoppedBefore, newlyStopped };
+}
+
+/** When each container's stop spec was first issued (`undated` for entries without a time). */
+function issuedTimes(issued: readonly IssuedStop[], undated: number): ReadonlyMap<string, number> {
+  if (issued.length === 0) return NOTHING_ISSUED;
+  const out = new Map<string, number>();
+  for (const s of issued) {
+    if (s.escalated) continue;
+    const at = s.atMs ?? undated;
+    const known = out.get(s.container);
+    if (known === undefined || at < known) out.set(s.container, at);
+  }
+  return out;
+}
+
+/** When the escalation that covers one of `running` was first issued, if it was. */
+export function escalationTime(progress: Progress, running: readonly string[]): number | undefined {
+  let at: number | undefined;
+  for (const s of progress.issued) {
+    if (!s.escalated || !running.includes(s.container)) continue;
+    const t = s.atMs ?? progress.undatedMs;
+    if (at === undefined || t < at) at = t;
+  }
+  return at;
+}
+
+/** A delivery of `container`'s stop found PID 1 without a handler for the signal. */
+export function deliveryFoundNoHandler(progress: Progress, container: string): boolean {
+  for (const s of progress.issued) if (s.noHandler === true && s.container === container) return true;
+  return false;
+}
+
+/** Targets whose stop was issued and that are stopped now, though the record does not list them yet. */
+function stoppedSince(pod: V1Pod, targets: readonly string[], issuedAt: ReadonlyMap<string, number>, listed: readonly string[]): readonly string[] {
+  let out: string[] | undefined;
+  for (const name of targets) {
+    if (issuedAt.has(name) && !listed.includes(name) && isStopped(statusOf(pod, name))) (out ??= []).push(name);
+  }
+  return out ?? NONE_STOPPED;
+}
+
+/**
+ * The recorded stops, and the stops evident from ephemeral stop containers the record does not
+ * list: such a container is itself a record that its stop was issued. `recorded` itself when the
+ * pod shows nothing more.
+ */
+function withEphemeralStops(pod: V1Pod, targets: readonly string[], recorded: readonly IssuedStop[], nowMs: number): readonly IssuedStop[] {
+  const ephemerals = pod.spec?.ephemeralContainers;
+  if (!Array.isArray(ephemerals) || ephemerals.length === 0) return recorded;
+  const issued = [...recorded];
+  const targetOf = new Map<string, string | undefined>();
+  for (const e of ephemerals) if (e && typeof e.name === 'string') targetOf.set(e.name, e.targetContainerName);
+  const seen = new Set<string>();
+  for (const s of issued) seen.add(issuedKey(s.container, s.escalated));
+  for (const container of targets) {
+    for (const escalated of [false, true]) {
+      if (seen.has(issuedKey(container, escalated))) continue;
+      const name = ephemeralName(container, escalated);
+      if (targetOf.get(name) === container) issued.push({ container, escalated, atMs: ephemeralStartedAt(pod, name) ?? nowMs });
+    }
+  }
+  return issued;
+}
+
+function issuedKey(container: string, escalated: boolean): string {
+  return escalated ? `${container}:KILL` : container;
+}
