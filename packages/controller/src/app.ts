@@ -3,6 +3,8 @@
  * with the enabled controllers, leader election, health and metrics, and the TLS webhook.
  *
  * Guarantees:
+ * - without namespaces listed, keystone never acts in kube-system, kube-node-lease or the
+ *   controller's own namespace (docs/adr/0257); listed namespaces are acted in as listed;
  * - controllers act only while this replica leads (with `--leader-elect`); the webhook and the
  *   caches serve on every replica, so a standby answers admission and takes over warm;
  * - `stop()` shuts down in order — webhook (no new admissions), controllers (in-flight
@@ -19,6 +21,7 @@ import { keystoneController, type KeystoneConfig, type KeystoneController } from
 import { WebhookServer } from './webhook/server.js';
 import { keepKubeletVersion, mutatePodsHandler } from './webhook/mutate-pods.js';
 import { webhookRequestDuration } from './webhook/metrics.js';
+import { SYSTEM_NAMESPACES } from './rbac/rules.js';
 
 /** Flags, configuration, connection, identity and Lease timings of the controller process. */
 export interface ControllerAppOptions {
@@ -87,7 +90,7 @@ export class ControllerApp {
     // controller gets the fields it asked for (keystone's pod cache is the slim one).
     if (flags.controllers.includes('keystone')) {
       this.keystone = keystoneController(this.manager, {
-        config: keystoneConfig(config, namespaces, opts.minStageMs),
+        config: { ...keystoneConfig(config, namespaces, opts.minStageMs), excludedNamespaces: excludedNamespaces(namespaces, flags.leaderElectionNamespace) },
         dryRun: flags.dryRun,
         managedPodsOnly,
         logger: opts.logger.child({ controller: 'keystone' }),
@@ -155,6 +158,15 @@ export class ControllerApp {
   async stop(): Promise<void> {
     await Promise.all([this.webhook?.stop(), this.manager.stop()]);
   }
+}
+
+/**
+ * The namespaces the controller never acts in (docs/adr/0257): with no namespaces listed,
+ * kube-system, kube-node-lease and its own (`own`, the Lease's, which defaults to the pod's);
+ * with a list, none (only listed namespaces are acted in, and the admin chose them).
+ */
+export function excludedNamespaces(namespaces: readonly string[], own: string): string[] {
+  return namespaces.length > 0 ? [] : [...new Set([...SYSTEM_NAMESPACES, own])];
 }
 
 /** The keystone controller's settings from the config file: `auto` tries exec, then an ephemeral container. */

@@ -9,7 +9,7 @@ type PodSpec = {
 
 const all = (o = defaultDeployOptions): KubeManifest[] => deployFiles(o).flatMap((f) => f.manifests);
 const find = (kind: string, o = defaultDeployOptions) => all(o).filter((m) => m.kind === kind);
-const podSpec = (): PodSpec => (find('Deployment')[0] as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
+const podSpec = (o = defaultDeployOptions): PodSpec => (find('Deployment', o)[0] as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
 
 /** Whether a toleration list tolerates a taint, by the scheduler's rules. */
 function tolerates(tolerations: PodSpec['tolerations'], taint: { key: string; effect: string }): boolean {
@@ -19,9 +19,18 @@ function tolerates(tolerations: PodSpec['tolerations'], taint: { key: string; ef
 }
 
 describe('deploy manifests: the controller runs where it is needed', () => {
-  it('tolerates readiness.k8s.io/* NoSchedule taints, whatever their condition type', () => {
-    for (const key of ['readiness.k8s.io/NetworkReady', 'readiness.k8s.io/gpu', 'readiness.k8s.io/CSIReady']) {
-      assert.ok(tolerates(podSpec().tolerations, { key, effect: 'NoSchedule' }), key);
+  it('tolerates the readiness taints named, with either effect, and the control plane', () => {
+    const keys = ['readiness.k8s.io/NetworkReady', 'readiness.k8s.io/gpu', 'readiness.k8s.io/CSIReady'];
+    const tolerations = podSpec({ ...defaultDeployOptions, readinessTaints: keys }).tolerations;
+    for (const key of keys) {
+      for (const effect of ['NoSchedule', 'NoExecute']) assert.ok(tolerates(tolerations, { key, effect }), `${key}:${effect}`);
+    }
+    assert.ok(tolerates(podSpec().tolerations, { key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' }));
+  });
+
+  it('tolerates no taint it was not told of: pools set apart for other workloads stay out of its reach (ADR 0257)', () => {
+    for (const key of ['dedicated', 'sandbox.gke.io/runtime', 'readiness.k8s.io/NetworkReady']) {
+      assert.equal(tolerates(podSpec().tolerations, { key, effect: 'NoSchedule' }), false, key);
     }
   });
 
@@ -59,10 +68,10 @@ describe('deploy manifests: the webhook port admits only the API server', () => 
     assert.deepEqual(webhookRules[0]?.from, [{ ipBlock: { cidr: '10.0.0.10/32' } }, { ipBlock: { cidr: '10.0.0.11/32' } }]);
   });
 
-  it('admits nobody to port 9443 until the addresses are set; metrics and health stay open', () => {
+  it('admits nobody to port 9443 until the addresses are set, nobody to metrics until a scraper is named; health stays open', () => {
     const p = policy();
     assert.equal(p.spec.ingress.some((r) => r.ports.some((x) => x.port === 9443)), false);
-    assert.deepEqual(p.spec.ingress.flatMap((r) => r.ports.map((x) => x.port)).sort(), [8080, 8081]);
+    assert.deepEqual(p.spec.ingress.flatMap((r) => r.ports.map((x) => x.port)).sort(), [8081]);
   });
 });
 

@@ -85,7 +85,7 @@ describe('webhook server', () => {
     await server.start();
     for (let i = 0; i < 200; i++) await post(server.port, certs.caPem, `/probe-${i}-${'x'.repeat(2000)}`, '{}');
     await post(server.port, certs.caPem, '/mutate-pods', '{}');
-    const series = (await duration.get()).values.filter((v) => v.metricName === `${duration.name}_count`);
+    const series = (await duration.get()).values.filter((v) => v.metricName === 'podlife_webhook_request_duration_seconds_count');
     assert.deepEqual(series.map((v) => [v.labels.route, v.labels.status, v.value]).sort(), [['/mutate-pods', '200', 1], ['other', '404', 200]]);
     assert.ok((await registry.metrics()).length < 10_000, 'the rendered metrics stay small');
   });

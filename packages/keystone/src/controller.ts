@@ -82,7 +82,7 @@ export function keystoneController(manager: Manager, opts: KeystoneControllerOpt
     getPod,
     events: manager.events,
     registry: manager.registry,
-    exec: opts.exec ?? (opts.kubeConfig ? createExecApi(opts.kubeConfig) : undefined),
+    exec: opts.exec ?? (opts.kubeConfig ? createExecApi(opts.kubeConfig, { client: manager.client }) : undefined),
   });
   const unlabelled = new UnlabelledPodAudit({
     registry: manager.registry,
@@ -92,7 +92,9 @@ export function keystoneController(manager: Manager, opts: KeystoneControllerOpt
       : { informers }),
   });
   const controller = new KeystoneController(reconciler, informers, opts.concurrency ?? DEFAULT_KEYSTONE_CONCURRENCY, unlabelled);
-  const ours = (pod: V1Pod): string[] => (hasPodlifeAnnotation(pod.metadata?.annotations) ? [objectKey(pod)] : []);
+  // Namespaces never acted in (ADR 0257): their pods are never queued.
+  const excluded = new Set(opts.config?.excludedNamespaces ?? []);
+  const ours = (pod: V1Pod): string[] => (hasPodlifeAnnotation(pod.metadata?.annotations) && !excluded.has(pod.metadata?.namespace ?? '') ? [objectKey(pod)] : []);
   for (const informer of informers) controller.watch(informer, ours);
   manager.add(controller);
   return controller;

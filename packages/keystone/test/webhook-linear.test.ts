@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, it } from 'mocha';
-import { lifecycleMutator } from '../src/index.js';
+import { lifecycleMutator, type JsonPatchOp, type MutateResult } from '../src/index.js';
 
 /**
  * The webhook's conversion is linear in the pod's containers (DESIGN 7: work linear in the pod's
@@ -34,7 +34,7 @@ function microsPerContainer(pod: V1Pod, runs: number): number {
     const started = performance.now();
     const out = mutate(pod, { uid: 'u', operation: 'CREATE' });
     best = Math.min(best, performance.now() - started);
-    const ops = 'ops' in out ? out.ops ?? [] : out;
+    const ops: readonly JsonPatchOp[] = Array.isArray(out) ? out : ((out as MutateResult).ops ?? []);
     assert.ok(ops.some((o) => o.op === 'move'), 'the sidecars convert');
   }
   return (best * 1000) / containers;

@@ -12,10 +12,12 @@
  */
 import { stringify } from 'yaml';
 import { controllerNames } from '../options/flags.js';
+import { SYSTEM_NAMESPACES } from '../rbac/rules.js';
 import { alertRuleGroups, dashboardJson, RULES_FILE } from './observability.js';
 import {
   APP_LABELS,
   CONTROLLER_SIZES,
+  WEBHOOK_TIMEOUT_SECONDS,
   WEBHOOK_TLS_SECRET,
   availabilityManifests,
   certManagerManifests,
@@ -25,6 +27,7 @@ import {
   exampleConfig,
   networkPolicyManifests,
   rbacManifests,
+  reachPolicyManifests,
   serviceMonitorManifests,
   webhookDnsNames,
   webhookManifests,
@@ -54,6 +57,7 @@ export const CHART_DIFFERENCES = {
 const NS = '__podlife_release_namespace__';
 const NS_ITEM = '__podlife_scoped_namespace__';
 const CIDR_ITEM = '__podlife_api_server_cidr__';
+const PEER_ITEM = '__podlife_metrics_peer__';
 // `$.` rather than `.`: these also stand inside `range`, where `.` is the element.
 const subs = { [NS]: '{{ $.Release.Namespace }}', [NS_ITEM]: '{{ $ns }}', [CIDR_ITEM]: '{{ $cidr }}' };
 
@@ -155,7 +159,12 @@ function deploymentTemplate(): string {
   const container = [...pod, 'containers', 0];
   put(deployment, ['spec', 'replicas'], expr('{{ .Values.replicas }}'));
   put(deployment, [...pod, 'priorityClassName'], expr('{{ .Values.priorityClass.name }}'));
-  put(deployment, [...pod, 'tolerations'], block('.Values.tolerations'));
+  // The values' tolerations, then one (any effect) per readiness taint named: `$tolerations` below.
+  put(deployment, [...pod, 'tolerations'], block('$tolerations'));
+  const podSpec = at(deployment, pod) as Tree;
+  if (podSpec.nodeSelector !== undefined || podSpec.affinity !== undefined) throw new Error('chart: the default Deployment places its pods; update deploymentTemplate');
+  podSpec.nodeSelector = when('.Values.nodeSelector', block('.Values.nodeSelector'));
+  podSpec.affinity = when('.Values.affinity', block('.Values.affinity'));
   put(deployment, [...container, 'image'], expr(
     '{{ if .Values.image.digest }}{{ printf "%s@%s" .Values.image.repository .Values.image.digest | quote }}{{ else }}{{ printf "%s:%s" .Values.image.repository (toString .Values.image.tag) | quote }}{{ end }}',
   ));
@@ -185,6 +194,8 @@ function deploymentTemplate(): string {
     '{{- fail (printf "size %q was measured without %s: choose a size that runs it (deploy/README.md) or leave it out" $.Values.size .) }}',
     '{{- end }}',
     '{{- end }}',
+    '{{- $tolerations := .Values.tolerations }}',
+    '{{- range .Values.readinessTaints }}{{ $tolerations = append $tolerations (dict "key" . "operator" "Exists") }}{{ end }}',
   ].join('\n');
   return renderTemplate(header('The controller: one leader acts, every replica serves the webhook; memory by .Values.size (deploy/README.md).'), [{ raw: sizeCheck }, { doc: deployment }, { doc: service }]);
 }
@@ -201,14 +212,35 @@ function availabilityTemplate(): string {
 }
 
 function networkPolicyTemplate(): string {
-  const [np] = networkPolicyManifests({ ...base, apiServerCidrs: [CIDR_ITEM] }).map(tree) as [Tree];
+  const [np] = networkPolicyManifests({ ...base, apiServerCidrs: [CIDR_ITEM], metricsFrom: [{ [PEER_ITEM]: {} }] }).map(tree) as [Tree];
   const ingress = at(np, ['spec', 'ingress']) as Tree[];
-  const fromApiServer = ingress[0]!;
+  const [fromApiServer, fromScrapers, ...rest] = ingress as [Tree, Tree, ...Tree[]];
   const from = fromApiServer.from as TemplateNode[];
-  if (from.length !== 1) throw new Error('chart: the NetworkPolicy changed shape; update networkPolicyTemplate');
-  put(np, ['spec', 'ingress'], [when('.Values.networkPolicy.apiServerCidrs', { ...fromApiServer, from: [each('.Values.networkPolicy.apiServerCidrs', '$cidr', from[0]!)] }), ...ingress.slice(1)]);
-  return renderTemplate(header('Only the API server (networkPolicy.apiServerCidrs) reaches the webhook port; metrics and health stay open (docs/adr/0094).'), [
+  const peers = fromScrapers.from as Tree[];
+  if (from.length !== 1 || peers.length !== 1 || peers[0]?.[PEER_ITEM] === undefined || rest.length !== 1) throw new Error('chart: the NetworkPolicy changed shape; update networkPolicyTemplate');
+  put(np, ['spec', 'ingress'], [
+    when('.Values.networkPolicy.apiServerCidrs', { ...fromApiServer, from: [each('.Values.networkPolicy.apiServerCidrs', '$cidr', from[0]!)] }),
+    when('.Values.networkPolicy.metricsFrom', { ...fromScrapers, from: block('.Values.networkPolicy.metricsFrom') }),
+    ...rest,
+  ]);
+  return renderTemplate(header('Only the API server (networkPolicy.apiServerCidrs) reaches the webhook port, only networkPolicy.metricsFrom the metrics port; health stays open (docs/adr/0094, 0257).'), [
     { when: '.Values.networkPolicy.enabled', docs: [{ doc: np }] },
+  ]);
+}
+
+function reachTemplate(): string {
+  const docs = reachPolicyManifests(base).map(tree) as Tree[];
+  const selector = at(docs[0]!, ['spec', 'matchConstraints', 'namespaceSelector', 'matchExpressions', 0]) as Tree;
+  if (docs.length !== 2) throw new Error('chart: the reach policy changed shape; update reachTemplate');
+  put(docs[0]!, ['spec', 'matchConstraints', 'namespaceSelector', 'matchExpressions', 0], { ...selector, values: block('$protected') });
+  // The same list as protectedNamespaces(): the system namespaces and the release's, unless listed in .Values.namespaces.
+  const vars = [
+    '{{- $protected := list }}',
+    `{{- range (list ${SYSTEM_NAMESPACES.map((n) => JSON.stringify(n)).join(' ')} .Release.Namespace) }}{{ if not (has . $.Values.namespaces) }}{{ $protected = append $protected . }}{{ end }}{{ end }}`,
+  ].join('\n');
+  return renderTemplate(header("The controller's ServiceAccount never execs, adds ephemeral containers, deletes pods or writes pod status in kube-system, kube-node-lease or the release's namespace unless they are in .Values.namespaces (docs/adr/0257)."), [
+    { raw: vars },
+    { when: '$protected', docs: docs.map((d) => ({ doc: d })) },
   ]);
 }
 
@@ -327,10 +359,15 @@ function valuesYaml(): string {
     section("Replace the size's V8 heap cap in MiB (0: the size's); keep it under the memory limit.", { heapMiB: 0 }),
     section('More environment variables for the controller container (name and value), e.g. a proxy\nsetting or KUBERNETES_SERVICE_HOST where the API server is not reached through its Service.', { extraEnv: [] }),
     section('The controller configuration file: named exec commands, ephemeral-container image, keystone\nlimit, default strategy. Only the cluster admin chooses these; pods can only name them.', { config: exampleConfig }),
-    section('Every NoSchedule taint is tolerated: the controller removes readiness.k8s.io/* taints, so it must\nrun on nodes that still carry them. Add NoExecute readiness taints your rules use (docs/adr/0094).', { tolerations: deployment.spec.template.spec.tolerations }),
+    section('The control plane and, for 5 minutes, a node gone not-ready or unreachable; never every taint, so\npools set apart for untrusted workloads stay out of the controller\'s reach (docs/adr/0257).', { tolerations: deployment.spec.template.spec.tolerations }),
+    section('The taint keys of your NodeReadinessRules (readiness.k8s.io/...): each tolerated with any effect, so the\ncontroller runs on nodes that still carry them (it removes them). List every rule\'s key: on a cluster where\nevery node starts tainted and no control-plane node takes pods, the controller has nowhere else to run.', { readinessTaints: [...o.readinessTaints] }),
+    section('Where the controller runs (node placement), e.g. a pool for cluster services.', { nodeSelector: { ...o.nodeSelector }, affinity: {} }),
     section('create: false uses an existing class by name (e.g. system-cluster-critical).', { priorityClass: { create: true, name: pc.metadata.name, value: pc.value } }),
     section('At most this many replicas down at once for drains and upgrades.', { podDisruptionBudget: { enabled: true, maxUnavailable: pdb.spec.maxUnavailable } }),
-    section("Only these addresses (the API server's, as it calls webhooks) reach the webhook port; empty:\nnothing does, and admission fails open until they are set (docs/adr/0094).", { networkPolicy: { enabled: true, apiServerCidrs: [...o.apiServerCidrs] } }),
+    section(
+      `apiServerCidrs: only these addresses (the API server's, as it calls webhooks) reach the webhook port.\nEmpty: nothing does, and every opted-in pod creation waits the webhook's timeout (${WEBHOOK_TIMEOUT_SECONDS} s) before\nadmission fails open (docs/adr/0094, 0257).\nmetricsFrom: NetworkPolicy peers allowed to scrape /metrics, e.g.\n  - namespaceSelector: { matchLabels: { kubernetes.io/metadata.name: monitoring } }\n    podSelector: { matchLabels: { app.kubernetes.io/name: prometheus } }\nEmpty: nothing reaches the metrics port.`,
+      { networkPolicy: { enabled: true, apiServerCidrs: [...o.apiServerCidrs], metricsFrom: [...o.metricsFrom] } },
+    ),
     section(
       'The webhook\'s serving certificate:\n  self-signed   the chart makes a CA and a certificate (kept across upgrades) and sets the caBundle;\n  cert-manager  a Certificate (issuerRef, or a self-signed Issuer the chart makes) and CA injection;\n  manual        you create the Secret podlife-webhook-tls and give its CA as caBundle (base64 PEM).',
       { webhook: { certificates: 'self-signed', certManager: { issuerRef: {} }, caBundle: '' } },
@@ -368,9 +405,12 @@ function valuesSchema(): string {
       },
       config: { type: 'string' },
       tolerations: { type: 'array', items: { type: 'object' } },
+      readinessTaints: { type: 'array', uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 316 } },
+      nodeSelector: { type: 'object', additionalProperties: str },
+      affinity: { type: 'object' },
       priorityClass: { type: 'object', additionalProperties: false, properties: { create: { type: 'boolean' }, name: { type: 'string', minLength: 1 }, value: { type: 'integer', maximum: 1_000_000_000 } } },
       podDisruptionBudget: { type: 'object', additionalProperties: false, properties: { enabled: { type: 'boolean' }, maxUnavailable: { type: ['integer', 'string'] } } },
-      networkPolicy: { type: 'object', additionalProperties: false, properties: { enabled: { type: 'boolean' }, apiServerCidrs: { type: 'array', items: { type: 'string', pattern: '^[0-9a-fA-F.:]+/[0-9]{1,3}$' } } } },
+      networkPolicy: { type: 'object', additionalProperties: false, properties: { enabled: { type: 'boolean' }, apiServerCidrs: { type: 'array', items: { type: 'string', pattern: '^[0-9a-fA-F.:]+/[0-9]{1,3}$' } }, metricsFrom: { type: 'array', items: { type: 'object', minProperties: 1 } } } },
       webhook: {
         type: 'object',
         additionalProperties: false,
@@ -422,6 +462,7 @@ export function chartFiles(crd: string): ChartFile[] {
     { path: 'files/podlife-dashboard.json', content: dashboardJson() },
     { path: 'templates/_helpers.tpl', content: helpers() },
     { path: 'templates/rbac.yaml', content: rbacTemplate() },
+    { path: 'templates/reach.yaml', content: reachTemplate() },
     { path: 'templates/config.yaml', content: configTemplate() },
     { path: 'templates/availability.yaml', content: availabilityTemplate() },
     { path: 'templates/deployment.yaml', content: deploymentTemplate() },

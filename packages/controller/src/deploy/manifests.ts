@@ -8,13 +8,18 @@
  *   namespace scoping, a Role in each scoped namespace for the pod rules) bound to it;
  * - the webhook can never block pod creation: failurePolicy Ignore, an objectSelector that only
  *   lets opted-in pods through, and the system namespaces excluded (docs/adr/0060);
- * - the controller runs where it is needed: it tolerates the readiness taints it removes, has a
- *   priority class, a PodDisruptionBudget and spreads its replicas; a NetworkPolicy admits
- *   only the API server to the webhook port (docs/adr/0094).
+ * - the controller runs where it is needed and nowhere else: it tolerates the readiness taints
+ *   the admin names (the ones its rules add and it removes) and the control plane's, never every
+ *   taint; has a priority class, a PodDisruptionBudget and spreads its replicas; a NetworkPolicy
+ *   admits only the API server to the webhook port (docs/adr/0094) and only the scrapers the
+ *   admin names to the metrics port (none by default);
+ * - a stolen controller token cannot act in kube-system, kube-node-lease or the controller's own
+ *   namespace unless the admin lists them: a ValidatingAdmissionPolicy denies its exec, ephemeral
+ *   containers, pod deletes and status writes there (docs/adr/0257).
  */
 import { stringify } from 'yaml';
 import { WEBHOOK_OPT_IN_LABEL, WEBHOOK_OPT_IN_VALUE } from '@podlife/keystone';
-import { controllerPermissions, leaderElectionRules, type PolicyRule } from '../rbac/rules.js';
+import { SYSTEM_NAMESPACES, controllerPermissions, leaderElectionRules, type PolicyRule } from '../rbac/rules.js';
 import type { ControllerName } from '../options/flags.js';
 
 /** A Kubernetes object as a manifest. */
@@ -44,7 +49,22 @@ export interface DeployOptions {
   priority: number;
   /** Memory request, limit and V8 heap cap, by cluster size (`CONTROLLER_SIZES`). */
   size: ControllerSizeName;
+  /**
+   * Who may scrape the metrics port: NetworkPolicy peers (a Prometheus namespace and pod
+   * selector). Empty: nothing reaches it.
+   */
+  metricsFrom: readonly NetworkPolicyPeer[];
+  /**
+   * Taint keys of the node readiness rules (`readiness.k8s.io/...`): tolerated with any effect,
+   * so the controller can run on nodes that still carry them (it is the one that removes them).
+   */
+  readinessTaints: readonly string[];
+  /** Where the controller may run: the pod's nodeSelector (empty: anywhere it tolerates). */
+  nodeSelector: Readonly<Record<string, string>>;
 }
+
+/** A NetworkPolicy `from` entry: namespaceSelector, podSelector or ipBlock, as the API has it. */
+export type NetworkPolicyPeer = Readonly<Record<string, unknown>>;
 
 /** The sizes the manifests can be rendered for. */
 export type ControllerSizeName = 'medium' | 'large' | 'large-keystone' | 'large-managed';
@@ -95,6 +115,8 @@ export const CONTROLLER_SIZES: Readonly<Record<ControllerSizeName, ControllerSiz
 /** Label a pod carries to be sent to the webhook (the objectSelector): keystone's, re-exported. */
 export { WEBHOOK_OPT_IN_LABEL, WEBHOOK_OPT_IN_VALUE };
 export const WEBHOOK_PATH = '/mutate-pods';
+/** How long the API server waits for the webhook before it fails open (docs/adr/0257). */
+export const WEBHOOK_TIMEOUT_SECONDS = 2;
 /** The controller's ServiceAccount. */
 export const SERVICE_ACCOUNT = 'podlife-controller';
 /** The Service the API server calls the webhook through, and the Secret holding its certificate. */
@@ -114,11 +136,29 @@ export const defaultDeployOptions: DeployOptions = {
   apiServerCidrs: [],
   priority: 1_000_000_000,
   size: 'medium',
+  metricsFrom: [],
+  readinessTaints: [],
+  nodeSelector: {},
 };
 
 export const PRIORITY_CLASS = 'podlife-controller';
 /** Every readiness taint the controller must run despite: it is the one that removes them. */
 export const READINESS_TAINT_PREFIX = 'readiness.k8s.io/';
+
+/** The namespaces the controller never acts in: the system ones and its own, unless listed in `namespaces`. */
+export function protectedNamespaces(o: Pick<DeployOptions, 'namespace' | 'namespaces'>): string[] {
+  return [...SYSTEM_NAMESPACES, o.namespace].filter((ns) => !o.namespaces.includes(ns));
+}
+
+/** The Deployment's tolerations: the control plane, node trouble for 5 minutes, and the readiness taints named. */
+export function controllerTolerations(readinessTaints: readonly string[]): Record<string, unknown>[] {
+  return [
+    { key: 'node-role.kubernetes.io/control-plane', operator: 'Exists', effect: 'NoSchedule' },
+    { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+    { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+    ...readinessTaints.map((key) => ({ key, operator: 'Exists' })),
+  ];
+}
 
 export const APP_LABELS: Readonly<Record<string, string>> = { 'app.kubernetes.io/name': 'podlife-controller', 'app.kubernetes.io/part-of': 'podlife' };
 
@@ -229,14 +269,10 @@ export function deploymentManifests(o: DeployOptions): KubeManifest[] {
           serviceAccountName: SERVICE_ACCOUNT,
           priorityClassName: PRIORITY_CLASS,
           // It removes readiness.k8s.io/* taints, so it must schedule on nodes that still carry
-          // them. Tolerations cannot match a key prefix: every NoSchedule taint is tolerated
-          // (as cluster-critical DaemonSets do); NoExecute readiness taints are opt-in per rule
-          // and listed by the admin (docs/adr/0094).
-          tolerations: [
-            { operator: 'Exists', effect: 'NoSchedule' },
-            { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
-            { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
-          ],
+          // them; tolerations cannot match a key prefix, so the admin names them. Never every
+          // taint: pools set apart for untrusted workloads stay out of its reach (docs/adr/0257).
+          tolerations: controllerTolerations(o.readinessTaints),
+          ...(Object.keys(o.nodeSelector).length > 0 ? { nodeSelector: { ...o.nodeSelector } } : {}),
           // One replica per node and per zone where possible; never unschedulable because of it.
           topologySpreadConstraints: [
             { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: APP_LABELS } },
@@ -318,19 +354,63 @@ export function availabilityManifests(o: DeployOptions): KubeManifest[] {
   ];
 }
 
-/** Only the API server reaches the webhook port; metrics and health stay reachable. */
+/** Only the API server reaches the webhook port, only the named scrapers the metrics port; health stays reachable (the kubelet's probes). */
 export function networkPolicyManifests(o: DeployOptions): KubeManifest[] {
   const ingress: Record<string, unknown>[] = [];
   if (o.apiServerCidrs.length > 0) {
     ingress.push({ from: o.apiServerCidrs.map((cidr) => ({ ipBlock: { cidr } })), ports: [{ protocol: 'TCP', port: 9443 }] });
   }
-  ingress.push({ ports: [{ protocol: 'TCP', port: 8080 }, { protocol: 'TCP', port: 8081 }] });
+  if (o.metricsFrom.length > 0) ingress.push({ from: o.metricsFrom.map((peer) => structuredClone(peer)), ports: [{ protocol: 'TCP', port: 8080 }] });
+  ingress.push({ ports: [{ protocol: 'TCP', port: 8081 }] });
   return [
     {
       apiVersion: 'networking.k8s.io/v1',
       kind: 'NetworkPolicy',
       metadata: { name: 'podlife-controller', namespace: o.namespace, labels: APP_LABELS },
       spec: { podSelector: { matchLabels: APP_LABELS }, policyTypes: ['Ingress'], ingress },
+    },
+  ];
+}
+
+/** The name of the ValidatingAdmissionPolicy (and its binding) that bounds the controller's reach. */
+export const REACH_POLICY = 'podlife-controller-reach';
+
+/**
+ * What a stolen controller token cannot do, whatever RBAC grants it: exec, add ephemeral
+ * containers, delete pods or write pod status in the protected namespaces (`protectedNamespaces`).
+ * The API server enforces it (a ValidatingAdmissionPolicy matched on the ServiceAccount's name);
+ * none when the admin lists every one of them.
+ */
+export function reachPolicyManifests(o: DeployOptions): KubeManifest[] {
+  const namespaces = protectedNamespaces(o);
+  if (namespaces.length === 0) return [];
+  const rule = (operation: string, resource: string) => ({ apiGroups: [''], apiVersions: ['v1'], operations: [operation], resources: [resource], scope: 'Namespaced' });
+  return [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: REACH_POLICY, labels: APP_LABELS },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [rule('CONNECT', 'pods/exec'), rule('UPDATE', 'pods/ephemeralcontainers'), rule('DELETE', 'pods'), rule('UPDATE', 'pods/status')],
+          namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: namespaces }] },
+        },
+        matchConditions: [{ name: 'podlife-controller', expression: `request.userInfo.username == ${JSON.stringify(`system:serviceaccount:${o.namespace}:${SERVICE_ACCOUNT}`)}` }],
+        validations: [
+          {
+            expression: 'false',
+            message: 'podlife-controller does not act in this namespace: list it in the controller\'s namespaces to allow it (docs/adr/0257)',
+            reason: 'Forbidden',
+          },
+        ],
+      },
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: REACH_POLICY, labels: APP_LABELS },
+      spec: { policyName: REACH_POLICY, validationActions: ['Deny'] },
     },
   ];
 }
@@ -390,7 +470,7 @@ export function webhookEntry(clientConfig: Record<string, unknown>, o: Pick<Depl
   const namespaceSelector =
     o.namespaces.length > 0
       ? { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [...o.namespaces] }] }
-      : { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'kube-node-lease', o.namespace] }] };
+      : { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...SYSTEM_NAMESPACES, o.namespace] }] };
   return {
     name: 'pods.podlife.dev',
     admissionReviewVersions: ['v1'],
@@ -403,7 +483,10 @@ export function webhookEntry(clientConfig: Record<string, unknown>, o: Pick<Depl
     objectSelector: { matchLabels: { [WEBHOOK_OPT_IN_LABEL]: WEBHOOK_OPT_IN_VALUE } },
     namespaceSelector,
     sideEffects: 'None',
-    timeoutSeconds: 5,
+    // The conversion takes well under a millisecond; a webhook that cannot be reached (a
+    // NetworkPolicy that drops the API server's packets) costs each opted-in pod creation this
+    // long before it fails open (docs/adr/0257).
+    timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS,
     // Sidecars added by webhooks that run after this one get a second pass.
     reinvocationPolicy: 'IfNeeded',
     matchPolicy: 'Equivalent',
@@ -422,6 +505,11 @@ export function deployFiles(o: DeployOptions = defaultDeployOptions): DeployFile
   return [
     { name: 'namespace.yaml', comment: 'The controller\'s namespace (restricted Pod Security).', manifests: namespaceManifest(o) },
     { name: 'rbac.yaml', comment: 'ServiceAccount and one least-privilege ClusterRole per enabled controller.', manifests: rbacManifests(o) },
+    {
+      name: 'reach.yaml',
+      comment: `The controller's ServiceAccount never execs, adds ephemeral containers, deletes pods or writes pod status in ${protectedNamespaces(o).join(', ') || 'no namespace'} (docs/adr/0257).`,
+      manifests: reachPolicyManifests(o),
+    },
     { name: 'config.yaml', comment: 'Admin-only settings (see the controller\'s --config).', manifests: configManifests(o) },
     { name: 'availability.yaml', comment: 'A PriorityClass and a PodDisruptionBudget: the controller runs where and when it is needed.', manifests: availabilityManifests(o) },
     {
@@ -431,7 +519,7 @@ export function deployFiles(o: DeployOptions = defaultDeployOptions): DeployFile
     },
     {
       name: 'networkpolicy.yaml',
-      comment: 'Only the API server reaches the webhook port: set apiServerCidrs (docs/adr/0094); until then nothing does and admission fails open.',
+      comment: `Only the API server reaches the webhook port: set apiServerCidrs (docs/adr/0094); until then nothing does, and each opted-in pod creation waits the webhook's ${WEBHOOK_TIMEOUT_SECONDS} s timeout before admission fails open. Metrics: only metricsFrom (none by default).`,
       manifests: networkPolicyManifests(o),
     },
     { name: 'webhook.yaml', comment: 'Native-sidecar conversion at admission; never blocks pod creation.', manifests: webhookManifests(o) },

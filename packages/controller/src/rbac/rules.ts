@@ -24,6 +24,12 @@ export interface ControllerPermissions {
   namespaced: PolicyRule[];
 }
 
+/**
+ * Namespaces no controller acts in unless the admin lists them, besides its own (docs/adr/0257):
+ * what runs there (the API server's add-ons, node heartbeats) is the cluster's own.
+ */
+export const SYSTEM_NAMESPACES: readonly string[] = ['kube-system', 'kube-node-lease'];
+
 const eventWrite: PolicyRule = { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] };
 
 /** The RBAC rules each controller needs, by scope. */
