@@ -132,14 +132,28 @@ describe('Helm chart deploy/helm/podlife (real helm, real API server)', function
   });
 
   it('with other values renders what the plain generator makes of the same options', () => {
-    const o: DeployOptions = { ...defaultDeployOptions, controllers: ['keystone', 'node-readiness'], namespaces: ['shop', 'batch'], replicas: 3, size: 'large-managed', apiServerCidrs: ['192.0.2.10/32', '198.51.100.0/24'] };
+    const o: DeployOptions = {
+      ...defaultDeployOptions,
+      controllers: ['keystone', 'node-readiness'],
+      namespaces: ['shop', 'batch', 'kube-system'],
+      replicas: 3,
+      size: 'large-managed',
+      apiServerCidrs: ['192.0.2.10/32', '198.51.100.0/24'],
+      metricsFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } }, podSelector: { matchLabels: { app: 'prometheus' } } }],
+      readinessTaints: ['readiness.k8s.io/cni', 'readiness.k8s.io/gpu'],
+      nodeSelector: { pool: 'system' },
+    };
     const chart = template([
       'webhook.certificates=cert-manager',
       'controllers={keystone,node-readiness}',
-      'namespaces={shop,batch}',
+      'namespaces={shop,batch,kube-system}',
       'replicas=3',
       'size=large-managed',
       'networkPolicy.apiServerCidrs={192.0.2.10/32,198.51.100.0/24}',
+      'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=monitoring',
+      'networkPolicy.metricsFrom[0].podSelector.matchLabels.app=prometheus',
+      'readinessTaints={readiness.k8s.io/cni,readiness.k8s.io/gpu}',
+      'nodeSelector.pool=system',
     ]);
     assertSameObjects(chart, [...plain(o), ...(certManagerManifests(o) as Manifest[])]);
   });
@@ -171,6 +185,13 @@ describe('Helm chart deploy/helm/podlife (real helm, real API server)', function
     assert.deepEqual(spec.tolerations, [{ operator: 'Exists' }]);
     assert.equal(spec.priorityClassName, 'system-cluster-critical');
     assert.deepEqual(chart.filter((m) => ['PriorityClass', 'PodDisruptionBudget', 'NetworkPolicy'].includes(m.kind)), []);
+  });
+
+  it('places the controller by affinity when given, and renders no reach policy when every protected namespace is listed', () => {
+    const chart = template(['affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key=pool', 'affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator=Exists', `namespaces={kube-system,kube-node-lease,${NS}}`]);
+    const spec = pick<{ spec: { template: { spec: { affinity?: unknown } } } }>(chart, 'Deployment').spec.template.spec;
+    assert.deepEqual(spec.affinity, { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'Exists' }] }] } } });
+    assert.deepEqual(chart.filter((m) => m.kind.startsWith('ValidatingAdmissionPolicy')), []);
   });
 
   it('runs the image by digest and adds environment variables when given, refusing a malformed digest or name', () => {
