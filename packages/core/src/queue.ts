@@ -10,10 +10,14 @@
  *
  * Every operation is O(1) amortised except delayed adds (O(log n), one heap). Delays share a
  * single unref'd timer armed for the earliest entry, so a queue never keeps a process alive.
+ * A delayed key is never handed out before its time, whatever the delay: a timer holds at most
+ * 2^31-1 ms (about 24.8 days), so a longer delay is reached in steps of at most that, one timer
+ * per step, never a timer the runtime would cut to 1 ms.
  * After `shutDown`, nothing more is handed out: queued and delayed keys are discarded (a
  * level-based controller finds them again on its next list) and waiting `get()`s resolve
  * undefined.
  */
+import { MaxTimerMs } from './time.js';
 
 export interface QueueMetrics {
   /** A key entered the queue (dedup'd adds are not counted). */
@@ -222,8 +226,9 @@ export class WorkQueue<K = string> {
     this.enqueue(key);
   }
 
+  /** Add `key` once `delayMs` has passed; at once when it is not positive, never when it is Infinity. */
   addAfter(key: K, delayMs: number): void {
-    if (this.shutdown) return;
+    if (this.shutdown || delayMs === Infinity) return;
     if (!(delayMs > 0)) {
       this.add(key);
       return;
@@ -334,8 +339,10 @@ export class WorkQueue<K = string> {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timerAt = at;
     // Timers tick in whole milliseconds and may fire a fraction early against now(); fire()
-    // re-arms for anything not yet due rather than adding it early.
-    this.timer = setTimeout(() => this.fire(), Math.max(0, Math.ceil(at - this.now())));
+    // re-arms for anything not yet due rather than adding it early. A due time past what one
+    // timer holds is reached in steps: the step fires with nothing due and re-arms.
+    const delay = Math.min(MaxTimerMs, Math.max(0, Math.ceil(at - this.now())));
+    this.timer = setTimeout(() => this.fire(), delay);
     this.timer.unref?.();
   }
 

@@ -4,7 +4,8 @@
  * Objects read from the wire carry RFC 3339 strings; objects built with client-node's typed
  * API carry `Date`s. Every reader goes through `timeMs`, which accepts both, so no module has
  * to know where an object came from. Writers produce `Date`s (serialised as RFC 3339).
- * `sleep` never rejects and never outlives its signal: no timer is left behind either way.
+ * `sleep` never rejects and never outlives its signal: no timer is left behind either way; it
+ * never ends before `ms`, however long (a wait past what one timer holds is taken in steps).
  * `Wire<T>` is the type of an object with wire times (`asPod` gives it to functions typed `V1Pod`).
  */
 import type { V1Pod } from '@kubernetes/client-node';
@@ -101,20 +102,33 @@ export function wireTime(ms: number): Date {
 }
 
 /**
+ * The longest delay one timer holds (2^31-1 ms, about 24.8 days): the runtime turns a longer
+ * one into 1 ms, so whoever waits longer re-arms in steps of at most this.
+ */
+export const MaxTimerMs = 2 ** 31 - 1;
+
+/**
  * Waits `ms` milliseconds, or less when `signal` aborts first (at once when it already has).
  * Resolves true when the wait was cut short by the signal, false when it ran its course.
  */
 export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve(true);
+    const end = Date.now() + ms;
+    let timer: ReturnType<typeof setTimeout>;
     const aborted = (): void => {
       clearTimeout(timer);
       resolve(true);
     };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', aborted);
-      resolve(false);
-    }, ms);
+    const step = (left: number): void => {
+      timer = setTimeout(() => {
+        const rest = end - Date.now();
+        if (rest > 0 && left > MaxTimerMs) return step(rest);
+        signal?.removeEventListener('abort', aborted);
+        resolve(false);
+      }, Math.min(MaxTimerMs, Math.max(0, left)));
+    };
+    step(ms);
     signal?.addEventListener('abort', aborted, { once: true });
   });
 }

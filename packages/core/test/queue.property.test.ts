@@ -138,3 +138,161 @@ describe('WorkQueue properties (random operation sequences)', () => {
     );
   });
 });
+
+/**
+ * Delays of any size, up to 2^40 ms (35 years), against a model of what the queue owes each key:
+ * from `addAfter` until the earliest time asked for. setTimeout is wrapped, so every timer the
+ * queue arms is checked as it is armed, and each firing is counted.
+ */
+type TimedStep =
+  | { kind: 'add'; key: string }
+  | { kind: 'addAfter'; key: string; delayMs: number }
+  | { kind: 'get' }
+  | { kind: 'done'; pick: number }
+  | { kind: 'tick'; ms: number };
+
+const MaxTimerMs = 2 ** 31 - 1;
+const delay = fc.oneof(
+  fc.integer({ min: -10, max: 1_000 }),
+  fc.integer({ min: MaxTimerMs - 3, max: MaxTimerMs + 3 }),
+  fc.integer({ min: 1, max: 2 ** 40 }),
+);
+const timedStep: fc.Arbitrary<TimedStep> = fc.oneof(
+  { weight: 2, arbitrary: key.map((k) => ({ kind: 'add' as const, key: k })) },
+  { weight: 5, arbitrary: fc.tuple(key, delay).map(([k, d]) => ({ kind: 'addAfter' as const, key: k, delayMs: d })) },
+  { weight: 3, arbitrary: fc.constant({ kind: 'get' as const }) },
+  { weight: 3, arbitrary: fc.nat(10).map((pick) => ({ kind: 'done' as const, pick })) },
+  { weight: 3, arbitrary: fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 2 ** 38 })).map((ms) => ({ kind: 'tick' as const, ms })) },
+);
+
+async function runTimed(steps: TimedStep[], clock: sinon.SinonFakeTimers): Promise<void> {
+  const fakeSetTimeout = globalThis.setTimeout;
+  let fired = 0;
+  // Every timer is checked as it is armed: it fits in a timer (a longer one would become a
+  // 1 ms timer), and it is the only one (the previous was cleared or has fired).
+  const arm = sinon.stub(globalThis, 'setTimeout').callsFake(((fn: () => void, ms: number) => {
+    assert.ok(Number.isInteger(ms) && ms >= 0 && ms <= MaxTimerMs, `a timer armed for ${ms} ms, more than a timer holds`);
+    assert.equal(clock.countTimers(), 0, 'a second timer armed while one is pending');
+    return fakeSetTimeout(() => {
+      fired++;
+      fn();
+    }, ms);
+  }) as typeof setTimeout);
+  const q = new WorkQueue({ now: () => clock.now });
+  /** Key -> the earliest time an addAfter still pending asked for (the queue's heap, modelled). */
+  const owed = new Map<string, number>();
+  /** Keys that may be handed out now: added directly, or whose delay has run out. */
+  const free = new Set<string>();
+  const processing = new Set<string>();
+  let parked = false;
+  const settle = (): void => {
+    for (const [k, at] of owed) {
+      if (at > clock.now) continue;
+      owed.delete(k);
+      free.add(k);
+    }
+  };
+  const receive = (k: string | undefined): void => {
+    if (k === undefined) return;
+    settle();
+    assert.ok(free.has(k), `key ${k} handed out at ${clock.now}, before its delay ran out at ${owed.get(k)}`);
+    free.delete(k);
+    processing.add(k);
+  };
+  /** A failed check inside a hand-out's callback, rethrown at the end of the step. */
+  let failure: unknown;
+  const get = (): void => {
+    parked = q.len() === 0;
+    void q.get().then((k) => {
+      parked = false;
+      try {
+        receive(k);
+      } catch (err) {
+        failure ??= err;
+      }
+    });
+  };
+  /** Advance the clock by `ms`, running microtasks at each timer, so a hand-out sees its own time. */
+  const tick = async (ms: number): Promise<void> => {
+    const pendingBefore = owed.size;
+    fired = 0;
+    await clock.tickAsync(ms);
+    // A firing either frees a key or is one full step towards a delay longer than a timer holds.
+    const bound = pendingBefore + Math.floor(ms / MaxTimerMs) + 1;
+    assert.ok(fired <= bound, `${fired} timers fired in ${ms} ms for ${pendingBefore} delayed keys`);
+    settle();
+  };
+
+  try {
+    for (const s of steps) {
+      switch (s.kind) {
+        case 'add':
+          free.add(s.key);
+          q.add(s.key);
+          break;
+        case 'addAfter':
+          if (s.delayMs > 0) owed.set(s.key, Math.min(owed.get(s.key) ?? Infinity, clock.now + s.delayMs));
+          else free.add(s.key);
+          q.addAfter(s.key, s.delayMs);
+          break;
+        case 'get':
+          if (!(q.len() === 0 && parked)) get();
+          break;
+        case 'done': {
+          const k = [...processing][s.pick % Math.max(1, processing.size)];
+          if (k === undefined) break;
+          processing.delete(k);
+          q.done(k);
+          break;
+        }
+        case 'tick':
+          await tick(s.ms);
+          break;
+      }
+      await flush();
+      if (failure !== undefined) throw failure;
+      assert.equal(clock.countTimers(), owed.size > 0 ? 1 : 0, `${clock.countTimers()} timers armed for ${owed.size} delayed keys`);
+    }
+    // Every delay runs out; then every key owed a hand-out comes out.
+    for (const k of [...processing]) {
+      processing.delete(k);
+      q.done(k);
+    }
+    if (owed.size > 0) await tick(Math.max(...owed.values()) - clock.now);
+    await flush();
+    if (failure !== undefined) throw failure;
+    for (const k of [...processing]) {
+      processing.delete(k);
+      q.done(k);
+    }
+    while (q.len() > 0) {
+      const k = await q.get();
+      receive(k);
+      processing.delete(k as string);
+      q.done(k as string);
+    }
+    assert.deepEqual([...free], [], 'keys owed a hand-out never came out');
+    assert.equal(clock.countTimers(), 0);
+  } finally {
+    q.shutDown();
+    arm.restore();
+  }
+}
+
+describe('WorkQueue properties: delays of any size', () => {
+  let clock: sinon.SinonFakeTimers;
+  beforeEach(() => {
+    clock = sinon.useFakeTimers();
+  });
+  afterEach(() => clock.restore());
+
+  it('arms at most one timer, each within what a timer holds, and never hands a key out before its time', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(timedStep, { maxLength: 30 }), async (steps) => {
+        clock.reset();
+        await runTimed(steps, clock);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});

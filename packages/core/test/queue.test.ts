@@ -216,6 +216,76 @@ describe('WorkQueue: delayed adds', () => {
   });
 });
 
+describe('WorkQueue: delays past what one timer holds (2^31-1 ms)', () => {
+  const maxTimerMs = 2 ** 31 - 1;
+  const day = 86_400_000;
+  let clock: sinon.SinonFakeTimers;
+  let arm: sinon.SinonSpy;
+  beforeEach(() => {
+    clock = sinon.useFakeTimers();
+    arm = sinon.spy(globalThis, 'setTimeout');
+  });
+  afterEach(() => {
+    arm.restore();
+    clock.restore();
+  });
+  /** Every timer armed so far fits in a timer; checked before a long tick, which a 1 ms loop would never finish. */
+  const timersFit = (): void => {
+    for (const call of arm.getCalls()) assert.ok((call.args[1] as number) <= maxTimerMs, `a timer armed for ${call.args[1]} ms`);
+  };
+
+  it('does not spin a 1 ms timer for a delay of 2^40 ms', () => {
+    const q = new WorkQueue({ now: () => clock.now });
+    q.addAfter('a', 2 ** 40);
+    clock.tick(10_000);
+    assert.equal(arm.callCount, 1, `${arm.callCount} timers armed in 10 s`);
+    assert.equal(arm.firstCall.args[1], maxTimerMs);
+    q.shutDown();
+  });
+  it('re-arms in steps of at most 2^31-1 ms and adds the key at its time, not before', () => {
+    const q = new WorkQueue({ now: () => clock.now });
+    q.addAfter('a', 60 * day);
+    timersFit();
+    clock.tick(60 * day - 1);
+    assert.equal(q.len(), 0);
+    assert.equal(clock.countTimers(), 1);
+    clock.tick(1);
+    assert.equal(q.len(), 1);
+    assert.equal(clock.countTimers(), 0);
+    assert.equal(arm.callCount, 3, 'two full steps, then the rest');
+  });
+  it('an infinite delay never adds the key and arms no timer', () => {
+    const q = new WorkQueue({ now: () => clock.now });
+    q.addAfter('a', Infinity);
+    q.addAfter('b', 10);
+    clock.tick(10);
+    timersFit();
+    clock.tick(100 * day);
+    assert.equal(q.len(), 1);
+    assert.equal(clock.countTimers(), 0);
+  });
+  it('a delay of 10^300 ms holds one timer of the longest step', () => {
+    const q = new WorkQueue({ now: () => clock.now });
+    q.addAfter('a', 1e300);
+    timersFit();
+    clock.tick(100 * day);
+    assert.equal(q.len(), 0);
+    assert.equal(clock.countTimers(), 1);
+    q.shutDown();
+    assert.equal(clock.countTimers(), 0);
+  });
+  it('a delay behind a short one is armed within a timer once the short one fires', () => {
+    const q = new WorkQueue({ now: () => clock.now });
+    q.addAfter('far', 2 ** 40);
+    q.addAfter('near', 50);
+    clock.tick(50);
+    assert.equal(q.len(), 1);
+    assert.equal(clock.countTimers(), 1);
+    timersFit();
+    q.shutDown();
+  });
+});
+
 describe('WorkQueue: shutdown', () => {
   it('resolves waiting get()s with undefined', async () => {
     const q = new WorkQueue();

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
 import fc from 'fast-check';
+import sinon from 'sinon';
 import { asPod, sleep, timeMs, wireTime, type Wire } from '@podlife/core';
 
 const pad = (n: number): string => String(n).padStart(2, '0');
@@ -65,6 +66,36 @@ describe('sleep: a wait an abort cuts short', () => {
     const waiting = sleep(10_000, abort.signal);
     setTimeout(() => abort.abort(), 5);
     assert.equal(await waiting, true);
+  });
+});
+
+describe('sleep: waits longer than one timer holds', () => {
+  const day = 86_400_000;
+  let clock: sinon.SinonFakeTimers;
+  beforeEach(() => {
+    clock = sinon.useFakeTimers();
+  });
+  afterEach(() => clock.restore());
+
+  it('does not end after 1 ms when asked for 60 days, and ends once they have passed', async () => {
+    let ended = false;
+    const waiting = sleep(60 * day).then((cut) => {
+      ended = true;
+      return cut;
+    });
+    await clock.tickAsync(60 * day - 1);
+    assert.equal(ended, false);
+    assert.equal(clock.countTimers(), 1);
+    await clock.tickAsync(1);
+    assert.equal(await waiting, false);
+  });
+  it('is still cut short by an abort during a long wait', async () => {
+    const abort = new AbortController();
+    const waiting = sleep(2 ** 40, abort.signal);
+    await clock.tickAsync(30 * day);
+    abort.abort();
+    assert.equal(await waiting, true);
+    assert.equal(clock.countTimers(), 0);
   });
 });
 
