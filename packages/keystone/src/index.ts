@@ -7,9 +7,9 @@ export type { Decision, DeleteDecision, Escalation, EscalationWhy, EvaluateOptio
 export { restrictedStopContext } from './config.js';
 export type { KeystoneConfig, StopContextProblem, StopContextResult } from './config.js';
 export { createExecApi } from './strategies/api.js';
-export type { ExecResult, PodApi, PodExecApi, PodRef } from './strategies/api.js';
+export type { ExecApiOptions, ExecResult, PodApi, PodExecApi, PodRef } from './strategies/api.js';
 export { stopByExec } from './strategies/exec.js';
-export type { StopAttempt } from './strategies/exec.js';
+export type { ExecStopOptions, StopAttempt } from './strategies/exec.js';
 export { actOn } from './strategies/act.js';
 export type { ActContext, ActionReport, ActResult } from './strategies/act.js';
 export { injectContainerOps, lifecycleAnnotationOps, markContainerOps, markRoleOps, nativeSidecarOps, planRestartInPlace, setStopSpecOps, WEBHOOK_OPT_IN_LABEL, WEBHOOK_OPT_IN_VALUE, webhookOptInOps } from './webhook/patches.js';

@@ -312,7 +312,13 @@ describe('keystone reconciler', () => {
     const h = harness();
     const p = pod().container('app').sidecar('proxy').annotate('podlife.dev/completion', 'phase').finished('app', 0).build();
     await h.reconciler.reconcile(add(h, p), h.abort.signal);
-    assert.deepEqual(h.statusPatches, [[{ op: 'test', path: '/status/phase', value: 'Running' }, { op: 'replace', path: '/status/phase', value: 'Succeeded' }]]);
+    assert.deepEqual(h.statusPatches, [
+      [
+        { op: 'test', path: '/metadata/uid', value: 'uid-p' },
+        { op: 'test', path: '/status/phase', value: 'Running' },
+        { op: 'replace', path: '/status/phase', value: 'Succeeded' },
+      ],
+    ]);
   });
 
   describe('completion: phase without false alarms (the soak found 422 noise)', () => {

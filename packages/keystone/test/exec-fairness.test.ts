@@ -1,0 +1,188 @@
+import assert from 'node:assert/strict';
+import type { V1Pod, V1PodCondition } from '@kubernetes/client-node';
+import { Controller, type KubeClient } from '@podlife/core';
+import { describe, it } from 'mocha';
+import sinon from 'sinon';
+import { stopByExec, type ExecResult, type PodApi, type PodExecApi, type PodRef } from '../src/index.js';
+import { KeystoneReconciler } from '../src/reconciler.js';
+import { guardExec } from '../src/strategies/api.js';
+import { ExecSlots, limitExecPerNamespace } from '../src/strategies/exec-slots.js';
+import { STOP_BUDGET_MS } from '../src/strategies/exec.js';
+
+const ok: ExecResult = { exitCode: 0, stdout: '', stderr: '' };
+const quit = { kind: 'http', port: 8080, path: '/quit' } as const;
+
+/** A transport whose commands hang like a `curl` that never returns: until their signal aborts (or never, `deaf`). */
+function hanging(opts: { deaf?: boolean } = {}): PodExecApi & { calls: number; inFlight: number; maxInFlight: number } {
+  const t = {
+    calls: 0,
+    inFlight: 0,
+    maxInFlight: 0,
+    exec(_pod: PodRef, _container: string, _command: readonly string[], signal?: AbortSignal): Promise<ExecResult> {
+      t.calls++;
+      t.inFlight++;
+      t.maxInFlight = Math.max(t.maxInFlight, t.inFlight);
+      return new Promise((resolve) => {
+        if (opts.deaf) return;
+        const end = () => {
+          t.inFlight--;
+          resolve({ exitCode: undefined, stdout: '', stderr: '', error: 'aborted' });
+        };
+        if (signal?.aborted) end();
+        else signal?.addEventListener('abort', end, { once: true });
+      });
+    },
+  };
+  return t;
+}
+
+describe('an http: stop has one budget, whatever it tries', () => {
+  it('a curl, wget and script that all hang take the budget once, not once each', async () => {
+    const clock = sinon.useFakeTimers();
+    try {
+      const api = hanging();
+      let settled = false;
+      const attempt = stopByExec(api, { namespace: 'a', name: 'p' }, 'proxy', quit).then((r) => ((settled = true), r));
+      await clock.tickAsync(STOP_BUDGET_MS);
+      assert.equal(settled, true, 'the stop returned when its budget ran out');
+      const r = await attempt;
+      assert.equal(r.ok, false);
+      assert.match(r.error ?? '', /no exit status within the stop's budget of 10000 ms/);
+      assert.equal(api.calls, 1, 'nothing else tried once the budget is spent');
+    } finally {
+      clock.restore();
+    }
+  });
+
+  it('holds even against a transport that ignores its signal', async () => {
+    const clock = sinon.useFakeTimers();
+    try {
+      let settled = false;
+      const attempt = stopByExec(hanging({ deaf: true }), { namespace: 'a', name: 'p' }, 'proxy', quit, {}, undefined, { budgetMs: 500 }).then(() => (settled = true));
+      await clock.tickAsync(500);
+      assert.equal(settled, true);
+      await attempt;
+    } finally {
+      clock.restore();
+    }
+  });
+
+  it("ends with the reconcile's own signal", async () => {
+    const abort = new AbortController();
+    const attempt = stopByExec(hanging(), { namespace: 'a', name: 'p' }, 'proxy', quit, {}, abort.signal);
+    abort.abort();
+    const r = await attempt;
+    assert.equal(r.ok, false);
+    assert.match(r.error ?? '', /aborted/);
+  });
+});
+
+describe('exec slots: no namespace holds more than its share', () => {
+  it('refuses a bad share, naming it', () => {
+    for (const bad of [0, -1, 1.5, Number.NaN]) assert.throws(() => new ExecSlots(bad), /exec slots per namespace must be a whole number of at least 1, got/);
+  });
+
+  it('a call over the share returns at once, deferred, with nothing run; other namespaces are not affected', async () => {
+    const transport = hanging();
+    const api = limitExecPerNamespace(transport, new ExecSlots(2));
+    const abort = new AbortController();
+    const a = { namespace: 'tenant-a', name: 'p' };
+    const held = [api.exec(a, 'proxy', ['curl'], abort.signal), api.exec(a, 'proxy', ['curl'], abort.signal)];
+    const over = await api.exec(a, 'proxy', ['curl'], abort.signal);
+    assert.equal(over.deferred, true);
+    assert.match(over.error ?? '', /namespace tenant-a already has 2 commands in flight/);
+    assert.equal(transport.calls, 2);
+    void api.exec({ namespace: 'tenant-b', name: 'q' }, 'proxy', ['curl'], abort.signal);
+    assert.equal(transport.calls, 3, "another namespace's command runs");
+    abort.abort();
+    await Promise.all(held);
+  });
+
+  it('gives a slot back however the call ends', async () => {
+    const slots = new ExecSlots(1);
+    const failing: PodExecApi = { exec: async () => Promise.reject(new Error('transport broke')) };
+    await assert.rejects(limitExecPerNamespace(failing, slots).exec({ namespace: 'a', name: 'p' }, 'c', ['x']));
+    assert.equal(slots.held('a'), 0);
+    await limitExecPerNamespace({ exec: async () => ok }, slots).exec({ namespace: 'a', name: 'p' }, 'c', ['x']);
+    assert.equal(slots.held('a'), 0);
+  });
+
+  it('a deferred command ends the stop at once: no other command is tried', async () => {
+    const slots = new ExecSlots(1);
+    const release = slots.tryAcquire('a');
+    const transport = { exec: sinon.stub().resolves(ok) };
+    const r = await stopByExec(limitExecPerNamespace(transport, slots), { namespace: 'a', name: 'p' }, 'proxy', quit);
+    assert.deepEqual([r.ok, r.deferred, transport.exec.callCount], [false, true, 0]);
+    release?.();
+  });
+});
+
+describe("a tenant whose stops hang does not delay another namespace's stop", () => {
+  /** A pod whose main container finished and whose sidecar `proxy` is stopped by `http:8080/quit`. */
+  function finishedPod(namespace: string, name: string): V1Pod {
+    const at = new Date(Date.now() - 1000);
+    return {
+      metadata: { namespace, name, uid: `uid-${namespace}-${name}`, resourceVersion: '1', annotations: { 'role.podlife.dev/proxy': 'sidecar', 'stop.podlife.dev/proxy': 'http:8080/quit' } },
+      spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 30, containers: [{ name: 'app' }, { name: 'proxy' }] },
+      status: {
+        phase: 'Running',
+        conditions: [],
+        containerStatuses: [
+          { name: 'app', ready: false, restartCount: 0, image: '', imageID: '', state: { terminated: { exitCode: 0, finishedAt: at } } },
+          { name: 'proxy', ready: true, restartCount: 0, image: '', imageID: '', state: { running: { startedAt: at } } },
+        ],
+      },
+    };
+  }
+
+  /** 64 workers, as the controller runs by default, over pods whose stops go through `exec`. */
+  function keystone(exec: PodExecApi, pods: Map<string, V1Pod>): Controller {
+    const client = {
+      async patch<T>(path: string, body: { status: { conditions: V1PodCondition[] } }): Promise<T> {
+        const [, , , , namespace, , name] = path.split('/');
+        const pod = structuredClone(pods.get(`${namespace}/${name}`)!);
+        pod.status!.conditions = body.status.conditions;
+        return pod as T;
+      },
+    } as unknown as KubeClient;
+    const noWrites: PodApi = { addEphemeralContainer: async () => undefined, deletePod: async () => 'deleted', patchStatus: async () => undefined };
+    const reconciler = new KeystoneReconciler({ client, getPod: (key) => pods.get(key), pods: noWrites, exec });
+    return new Controller({ name: 'keystone', reconciler, concurrency: 64 });
+  }
+
+  /** ms from enqueueing `key` until its stop reaches the transport. */
+  async function latency(controller: Controller, reached: Map<string, number>, key: string): Promise<number> {
+    const from = performance.now();
+    controller.enqueue(key);
+    for (let waited = 0; !reached.has(key) && waited < 2000; waited += 5) await new Promise((r) => setTimeout(r, 5));
+    return (reached.get(key) ?? Number.POSITIVE_INFINITY) - from;
+  }
+
+  it('64 pods of tenant-a with a hanging curl: tenant-b is stopped as fast as on an idle controller', async () => {
+    const pods = new Map<string, V1Pod>();
+    for (let i = 0; i < 64; i++) pods.set(`tenant-a/job-${i}`, finishedPod('tenant-a', `job-${i}`));
+    pods.set('tenant-b/idle', finishedPod('tenant-b', 'idle'));
+    pods.set('tenant-b/busy', finishedPod('tenant-b', 'busy'));
+    const hang = hanging();
+    const reached = new Map<string, number>();
+    const transport: PodExecApi = {
+      exec(pod, container, command, signal) {
+        if (pod.namespace === 'tenant-a') return hang.exec(pod, container, command, signal);
+        reached.set(`${pod.namespace}/${pod.name}`, performance.now());
+        return Promise.resolve(ok);
+      },
+    };
+    const controller = keystone(guardExec(transport, { readUid: async (p) => p.uid }), pods);
+    controller.start();
+    try {
+      const idle = await latency(controller, reached, 'tenant-b/idle');
+      for (let i = 0; i < 64; i++) controller.enqueue(`tenant-a/job-${i}`);
+      for (let waited = 0; hang.inFlight < 16 && waited < 2000; waited += 5) await new Promise((r) => setTimeout(r, 5));
+      const busy = await latency(controller, reached, 'tenant-b/busy');
+      assert.ok(busy < idle + 100, `tenant-b's stop took ${busy.toFixed(1)} ms with tenant-a hanging, against ${idle.toFixed(1)} ms on an idle controller`);
+      assert.equal(hang.maxInFlight, 16, "tenant-a held at most its share of exec slots (16 of the 64 workers)");
+    } finally {
+      await controller.stop();
+    }
+  });
+});
