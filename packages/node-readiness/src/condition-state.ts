@@ -4,7 +4,9 @@
  * says it cannot tell, or its heartbeat is older than `maxConditionAge`), Missing (no agent).
  *
  * Guarantees: pure; `failing` is true only for an explicit, fresh status opposite to the required
- * one — never for Unknown, stale or Missing — so a dead agent alone can never re-taint a node.
+ * one — never for Unknown, stale or Missing — so a dead agent alone can never re-taint a node;
+ * a transition or heartbeat time later than `nowMs` (a skewed or lying node clock) is read as
+ * `nowMs`, so a debounce measured from it is never further away than the debounce itself.
  */
 import type { V1NodeCondition } from '@kubernetes/client-node';
 import { timeMs } from '@podlife/core';
@@ -50,8 +52,8 @@ export function observeCondition(
       failing: false,
     };
   }
-  const transitionMs = timeMs(c.lastTransitionTime);
-  const heartbeatMs = timeMs(c.lastHeartbeatTime) ?? transitionMs;
+  const transitionMs = notAfter(timeMs(c.lastTransitionTime), nowMs);
+  const heartbeatMs = notAfter(timeMs(c.lastHeartbeatTime), nowMs) ?? transitionMs;
   const reported: ConditionStatus = c.status === 'True' || c.status === 'False' ? c.status : 'Unknown';
   const stale = reported !== 'Unknown' && maxAgeMs !== undefined && heartbeatMs !== undefined && nowMs - heartbeatMs > maxAgeMs;
   const status: ConditionStatus = stale ? 'Unknown' : reported;
@@ -68,6 +70,11 @@ export function observeCondition(
     ...(c.reason ? { reason: c.reason } : {}),
     ...(c.message ? { message: c.message } : {}),
   };
+}
+
+/** `ms`, or `nowMs` when `ms` is later: nothing reported can have happened after it was read. */
+function notAfter(ms: number | undefined, nowMs: number): number | undefined {
+  return ms === undefined ? undefined : Math.min(ms, nowMs);
 }
 
 /** One line a user can act on: "GPUReady is Unknown (heartbeat 300s old, max 120s)". */

@@ -16,6 +16,8 @@ import type { V1Node } from '@kubernetes/client-node';
 import { Controller, timeMs } from '@podlife/core';
 import type { Logger, Manager } from '@podlife/core';
 import { cacheView, Fleet } from './fleet.js';
+import { clusterGuardrailsProblem } from './guardrails.js';
+import type { ClusterGuardrails } from './guardrails.js';
 import { nodeReadinessMetrics } from './metrics.js';
 import type { NodeReadinessMetrics } from './metrics.js';
 import { NodeReconciler } from './node-reconciler.js';
@@ -36,6 +38,12 @@ export interface NodeReadinessControllerOptions {
   /** Normal Event on every ordinary taint removal; default false. */
   removalEvents?: boolean;
   statusResyncMs?: number;
+  /**
+   * Limits no rule author can raise (docs/adr/0259): additions by every rule together, default
+   * 120 per minute with a burst of 20, on top of each rule's own; and the share of the cluster a
+   * rule that selects every node may taint, default 50%.
+   */
+  clusterGuardrails?: ClusterGuardrails;
   logger?: Logger;
 }
 
@@ -73,9 +81,11 @@ export function slimNode(node: V1Node): V1Node {
 
 /** The node and rule controllers on `manager`'s informers; add both with `manager.add`. */
 export function nodeReadinessController(manager: Manager, options: NodeReadinessControllerOptions = {}): NodeReadinessControllers {
+  const problem = clusterGuardrailsProblem(options.clusterGuardrails ?? {});
+  if (problem) throw new Error(`node-readiness: ${problem}`);
   const nodeInformer = manager.informer<V1Node>({ path: '/api/v1/nodes', transform: slimNode, name: 'nodes' });
   const ruleInformer = manager.informer<NodeReadinessRule>({ path: rulePath(), name: 'nodereadinessrules' });
-  const fleet = new Fleet(cacheView(nodeInformer), cacheView(ruleInformer), { zeroConfig: options.zeroConfig !== false });
+  const fleet = new Fleet(cacheView(nodeInformer), cacheView(ruleInformer), { zeroConfig: options.zeroConfig !== false }, Date.now, options.clusterGuardrails);
   const metrics = nodeReadinessMetrics(manager.registry);
 
   let rules: Controller | undefined;

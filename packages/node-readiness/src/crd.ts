@@ -4,19 +4,34 @@
  * the two identical).
  *
  * Guarantees: the API server itself refuses the rules the controller would reject — wrong taint
- * prefix or name, unknown effect, NoExecute without opt-in, an empty selector, bootstrap-only with
- * anyOf or defaultStatus — and refuses changing the taint, which would orphan taints on nodes.
+ * prefix or name, unknown effect, NoExecute without opt-in, a selector every node satisfies (empty,
+ * or only `Exists` on a label the kubelet sets on every node), a duration over 24h, bootstrap-only
+ * with anyOf or defaultStatus — and refuses changing the taint, which would orphan taints on nodes.
  */
-import { DurationPattern } from './rule.js';
+import { DurationPattern, EveryNodeLabels, MaxDuration } from './rule.js';
 import { ReadinessTaintPrefix, RuleGroup, RuleKind, RuleResource, RuleVersion } from './names.js';
 
 const status3 = { type: 'string', enum: ['True', 'False', 'Unknown'] };
 const count = { type: 'integer', format: 'int32', minimum: 0 };
 const escapedPrefix = ReadinessTaintPrefix.replaceAll('.', '\\.');
+const everyNodeLabels = `[${EveryNodeLabels.map((l) => `'${l}'`).join(', ')}]`;
+
+/** A bounded Go-style duration (CEL's duration() reads Go's notation). */
+function duration(name: string, description: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    type: 'string',
+    maxLength: 32,
+    pattern: DurationPattern,
+    ...extra,
+    description: `${description} At most ${MaxDuration}.`,
+    'x-kubernetes-validations': [{ rule: `duration(self) <= duration('${MaxDuration}')`, message: `${name} must be at most ${MaxDuration}` }],
+  };
+}
 
 const labelSelector = {
   type: 'object',
-  description: 'Which nodes the rule gates. Must not be empty: a rule for every node is a cluster-wide outage waiting to happen.',
+  description:
+    'Which nodes the rule gates. Must not select every node (empty, or only Exists on a label every node carries): a rule for every node is a cluster-wide outage waiting to happen.',
   properties: {
     matchLabels: { type: 'object', maxProperties: 32, additionalProperties: { type: 'string', maxLength: 63 } },
     matchExpressions: {
@@ -41,8 +56,8 @@ const labelSelector = {
   },
   'x-kubernetes-validations': [
     {
-      rule: '(has(self.matchLabels) && size(self.matchLabels) > 0) || (has(self.matchExpressions) && size(self.matchExpressions) > 0)',
-      message: 'nodeSelector must select something: an empty selector would gate every node in the cluster',
+      rule: `(has(self.matchLabels) && size(self.matchLabels) > 0) || (has(self.matchExpressions) && self.matchExpressions.exists(e, e.operator != 'Exists' || !(e.key in ${everyNodeLabels})))`,
+      message: `nodeSelector must select something: an empty selector, or one that only asks for a label every node carries (Exists on ${EveryNodeLabels.join(', ')}), would gate every node in the cluster`,
     },
   ],
 };
@@ -90,8 +105,8 @@ const spec = {
     allowNoExecute: { type: 'boolean', default: false, description: 'Opt in to a NoExecute taint, which evicts running pods.' },
     nodeSelector: labelSelector,
     dryRun: { type: 'boolean', default: false, description: 'Report what would change in status and Events; write nothing to nodes.' },
-    maxConditionAge: { type: 'string', pattern: DurationPattern, description: 'A condition whose lastHeartbeatTime is older than this counts as Unknown.' },
-    debounce: { type: 'string', pattern: DurationPattern, default: '30s', description: 'continuous: how long a condition must fail before the taint returns.' },
+    maxConditionAge: duration('maxConditionAge', 'A condition whose lastHeartbeatTime is older than this counts as Unknown.'),
+    debounce: duration('debounce', 'continuous: how long a condition must fail before the taint returns.', { default: '30s' }),
     guardrails: {
       type: 'object',
       default: {},

@@ -1,6 +1,6 @@
 /**
  * What the node and rule reconcilers share: the rule set in force, per-rule counts over the node
- * cache, and each rule's addition token bucket.
+ * cache, each rule's addition token bucket, and the cluster-wide one every addition also takes from.
  *
  * Guarantees: the rule set is recomputed only when a rule's resourceVersion changes; counts are at
  * most `maxAgeMs` old when asked for; the circuit breaker counts afresh before every addition it
@@ -11,8 +11,8 @@
 import type { V1Node } from '@kubernetes/client-node';
 import type { KubeObject } from '@podlife/core';
 import type { EvaluateOptions } from './evaluate.js';
-import { TokenBucket, circuitBreaker } from './guardrails.js';
-import type { BreakerVerdict } from './guardrails.js';
+import { ClusterGuardrailDefaults, TokenBucket, circuitBreaker } from './guardrails.js';
+import type { BreakerVerdict, ClusterGuardrails } from './guardrails.js';
 import type { NodeReadinessRule, ResolvedRule } from './rule.js';
 import { resolveRules } from './ruleset.js';
 import type { RuleSet } from './ruleset.js';
@@ -40,13 +40,24 @@ export class Fleet {
   private counting: Promise<Map<string, RuleSummary>> | undefined;
   private readonly buckets = new Map<string, TokenBucket>();
   private readonly openSince = new Map<string, { at: number; verdict: BreakerVerdict }>();
+  /** Every addition, whatever its rule, takes a token here too. */
+  readonly clusterBucket: TokenBucket;
+  private readonly clusterMaxPercent: number;
 
   constructor(
     readonly nodes: CacheView<V1Node>,
     readonly rules: CacheView<NodeReadinessRule>,
     readonly evaluateOptions: EvaluateOptions = {},
     private readonly now: () => number = Date.now,
-  ) {}
+    guardrails: ClusterGuardrails = {},
+  ) {
+    this.clusterBucket = new TokenBucket(
+      guardrails.additionsPerMinute ?? ClusterGuardrailDefaults.additionsPerMinute,
+      guardrails.additionBurst ?? ClusterGuardrailDefaults.additionBurst,
+      now,
+    );
+    this.clusterMaxPercent = guardrails.maxTaintedPercent ?? ClusterGuardrailDefaults.maxTaintedPercent;
+  }
 
   synced(): boolean {
     return this.nodes.hasSynced() && this.rules.hasSynced();
@@ -110,7 +121,7 @@ export class Fleet {
   breaker(rule: ResolvedRule, openHoldMs = 1000, counts?: Map<string, RuleSummary>): BreakerVerdict {
     const held = this.openSince.get(rule.name);
     if (held && this.now() - held.at < openHoldMs) return held.verdict;
-    const verdict = circuitBreaker(rule, (counts ?? this.summaries(0)).get(rule.name));
+    const verdict = circuitBreaker(rule, (counts ?? this.summaries(0)).get(rule.name), this.nodes.list().length, this.clusterMaxPercent);
     if (verdict.open) this.openSince.set(rule.name, { at: this.now(), verdict });
     else this.openSince.delete(rule.name);
     return verdict;

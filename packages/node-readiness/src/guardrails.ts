@@ -4,27 +4,65 @@
  * Guarantees:
  * - the circuit breaker opens when more than `maxTaintedPercent` of a rule's selected nodes carry
  *   or would be given its taint; while open, the rule adds no taint (removals go on);
+ * - a rule whose selector in fact selects every node of a cluster of more than one node is the
+ *   select-all rule the CRD refuses in its obvious forms: its limit is then at most the cluster's
+ *   `maxTaintedPercent` (default 50), whatever the rule says, so no rule taints a whole cluster;
  * - additions per rule go through a token bucket (`additionsPerMinute`, `additionBurst`), so even
- *   below the breaker threshold a rule cannot taint a large fleet in one burst;
+ *   below the breaker threshold a rule cannot taint a large fleet in one burst; every addition,
+ *   whatever its rule, also takes a token from one cluster-wide bucket (`ClusterGuardrails`), so
+ *   many rules together cannot either;
  * - time is injected: both are testable without waiting.
  */
 import type { ResolvedRule } from './rule.js';
 import type { RuleSummary } from './summary.js';
 
+/** Whether a rule may add taints now, with the counts that decided it. */
 export interface BreakerVerdict {
   open: boolean;
   percent: number;
   message: string;
 }
 
-export function circuitBreaker(rule: ResolvedRule, summary: RuleSummary | undefined): BreakerVerdict {
+/** Limits on taint additions by every rule together: the controller's to set, never a rule's. */
+export interface ClusterGuardrails {
+  /** Token-bucket refill rate for additions by all rules together; default 120 per minute. */
+  additionsPerMinute?: number;
+  /** Token-bucket size; default 20. */
+  additionBurst?: number;
+  /** The most a rule that selects every node of the cluster may taint, in percent of it; default 50. */
+  maxTaintedPercent?: number;
+}
+
+/** Twice the per-rule rate limit's defaults (60 per minute, burst 10); the breaker's default share. */
+export const ClusterGuardrailDefaults = { additionsPerMinute: 120, additionBurst: 20, maxTaintedPercent: 50 };
+
+/** What is wrong with `g`, naming the option, or undefined when it is valid. */
+export function clusterGuardrailsProblem(g: ClusterGuardrails, prefix = 'clusterGuardrails'): string | undefined {
+  const check = (value: number | undefined, name: string, min: number, max: number): string | undefined =>
+    value === undefined || (Number.isInteger(value) && value >= min && value <= max) ? undefined : `${prefix}.${name} must be an integer between ${min} and ${max}, got ${String(value)}`;
+  return check(g.additionsPerMinute, 'additionsPerMinute', 1, 600_000) ?? check(g.additionBurst, 'additionBurst', 1, 100_000) ?? check(g.maxTaintedPercent, 'maxTaintedPercent', 0, 100);
+}
+
+/**
+ * The breaker verdict for `rule` from its counts. `clusterNodes` (the nodes in the cluster) lets
+ * it see a selector that takes every node; `clusterMaxPercent` is then the rule's ceiling.
+ */
+export function circuitBreaker(
+  rule: ResolvedRule,
+  summary: RuleSummary | undefined,
+  clusterNodes?: number,
+  clusterMaxPercent = ClusterGuardrailDefaults.maxTaintedPercent,
+): BreakerVerdict {
   const matched = summary?.matched ?? 0;
   const share = matched === 0 ? 0 : (100 * (summary?.wouldBeTainted ?? 0)) / matched;
   const percent = Math.round(share * 10) / 10;
-  const open = rule.mode === 'continuous' && share > rule.maxTaintedPercent;
+  const everyNode = clusterNodes !== undefined && clusterNodes > 1 && matched === clusterNodes;
+  const limit = everyNode ? Math.min(rule.maxTaintedPercent, clusterMaxPercent) : rule.maxTaintedPercent;
+  const why = everyNode && limit < rule.maxTaintedPercent ? `the cluster's limit ${limit}% (the selector takes every node of the cluster)` : `maxTaintedPercent ${limit}%`;
+  const open = rule.mode === 'continuous' && share > limit;
   const message = open
-    ? `${summary?.wouldBeTainted}/${matched} selected nodes (${percent}%) carry or would get taint ${rule.taint.key}, above maxTaintedPercent ${rule.maxTaintedPercent}%: no taint is added until fewer nodes fail`
-    : `${summary?.wouldBeTainted ?? 0}/${matched} selected nodes (${percent}%) carry or would get the taint; limit ${rule.maxTaintedPercent}%`;
+    ? `${summary?.wouldBeTainted}/${matched} selected nodes (${percent}%) carry or would get taint ${rule.taint.key}, above ${why}: no taint is added until fewer nodes fail`
+    : `${summary?.wouldBeTainted ?? 0}/${matched} selected nodes (${percent}%) carry or would get the taint; limit ${limit}%${everyNode && limit < rule.maxTaintedPercent ? ' (the selector takes every node of the cluster)' : ''}`;
   return { open, percent, message };
 }
 

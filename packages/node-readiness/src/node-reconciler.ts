@@ -92,9 +92,10 @@ export class NodeReconciler {
         // Tokens first: a rate-limited addition must not pay for the breaker's fleet scan.
         const bucket = fleet.bucket(rule);
         const waitMs = bucket.waitMs();
-        if (waitMs > 0) {
-          metrics?.failures.inc({ rule: rule.name, reason: 'RateLimited' });
-          later(now + Math.max(waitMs, 10));
+        const clusterWaitMs = fleet.clusterBucket.waitMs();
+        if (waitMs > 0 || clusterWaitMs > 0) {
+          metrics?.failures.inc({ rule: rule.name, reason: waitMs > 0 ? 'RateLimited' : 'ClusterRateLimited' });
+          later(now + Math.max(waitMs, clusterWaitMs, 10));
           continue;
         }
         if (fleet.breaker(rule).open) {
@@ -103,6 +104,7 @@ export class NodeReconciler {
           continue;
         }
         bucket.take();
+        fleet.clusterBucket.take();
       }
       changes.push(change);
     }

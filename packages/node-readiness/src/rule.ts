@@ -5,7 +5,10 @@
  * - `resolveRule` never throws: a rule is either a `ResolvedRule` with every default applied, or
  *   a list of problems each naming the offending field (the same checks the CRD's CEL rules make,
  *   so a rule admitted under an older CRD cannot slip past the controller);
- * - durations accept Go's notation (`90s`, `1m30s`, `250ms`), as kubectl users expect.
+ * - durations accept Go's notation (`90s`, `1m30s`, `250ms`), as kubectl users expect, and are
+ *   bounded (`MaxDurationMs`), so no duration in a rule arms a timer for years;
+ * - a selector every node satisfies (no terms, or only `Exists` on labels the kubelet sets on
+ *   every node) is refused as the empty selector is: it would gate every node in the cluster.
  */
 import type { V1LabelSelector, V1ObjectMeta, V1Taint } from '@kubernetes/client-node';
 import { qualifiedNameProblem, timeMs } from '@podlife/core';
@@ -48,9 +51,9 @@ export interface NodeReadinessRuleSpec {
   allowNoExecute?: boolean;
   nodeSelector: V1LabelSelector;
   dryRun?: boolean;
-  /** A condition whose lastHeartbeatTime is older than this counts as Unknown. */
+  /** A condition whose lastHeartbeatTime is older than this counts as Unknown; at most 24h. */
   maxConditionAge?: string;
-  /** continuous: how long a condition must stay explicitly failing before the taint returns; default 30s. */
+  /** continuous: how long a condition must stay explicitly failing before the taint returns; default 30s, at most 24h. */
   debounce?: string;
   guardrails?: RuleGuardrails;
 }
@@ -128,6 +131,15 @@ const matches: readonly string[] = ['allOf', 'anyOf'];
 
 /** The pattern the CRD also uses: Go duration notation, positive units only. */
 export const DurationPattern = '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$';
+/** The longest duration a rule may set (24h), in the CRD's notation and in milliseconds. */
+export const MaxDuration = '24h';
+export const MaxDurationMs = 24 * 3_600_000;
+
+/**
+ * Labels the kubelet sets on every node it registers: `Exists` on one of them selects every node.
+ * (The beta names are still set by kubelets of every supported release.)
+ */
+export const EveryNodeLabels: readonly string[] = ['kubernetes.io/hostname', 'kubernetes.io/os', 'kubernetes.io/arch', 'beta.kubernetes.io/os', 'beta.kubernetes.io/arch'];
 const durationUnitMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** Milliseconds in a Go-style duration (`1m30s`), or undefined when it is not one. */
@@ -140,14 +152,21 @@ export function parseDuration(text: string): number | undefined {
   return total;
 }
 
-function selectorIsEmpty(sel: V1LabelSelector | undefined): boolean {
-  return Object.keys(sel?.matchLabels ?? {}).length === 0 && (sel?.matchExpressions ?? []).length === 0;
+/** No terms, or only `Exists` on labels every node carries: the selector selects every node. */
+export function selectsEveryNode(sel: V1LabelSelector | undefined): boolean {
+  if (Object.keys(sel?.matchLabels ?? {}).length > 0) return false;
+  return (sel?.matchExpressions ?? []).every((e) => e.operator === 'Exists' && EveryNodeLabels.includes(e.key));
 }
 
 function optionalDuration(value: string | undefined, field: string, problems: RuleProblem[]): number | undefined {
   if (value === undefined) return undefined;
+  if (typeof value !== 'string') {
+    problems.push({ field, message: `must be a duration such as 30s or 1m30s, got ${typeof value}` });
+    return undefined;
+  }
   const ms = parseDuration(value);
-  if (ms === undefined) problems.push({ field, message: `"${value}" is not a duration such as 30s or 1m30s` });
+  if (ms === undefined) problems.push({ field, message: `"${value.slice(0, 64)}" is not a duration such as 30s or 1m30s` });
+  else if (ms > MaxDurationMs) problems.push({ field, message: `must be at most ${MaxDuration}, got ${value.slice(0, 64)}` });
   return ms;
 }
 
@@ -209,8 +228,11 @@ export function resolveRule(rule: NodeReadinessRule): { rule: ResolvedRule; prob
     problems.push({ field: 'spec.allowNoExecute', message: 'NoExecute evicts running pods; set allowNoExecute: true to opt in' });
   }
 
-  if (selectorIsEmpty(spec.nodeSelector)) {
-    problems.push({ field: 'spec.nodeSelector', message: 'must select something: an empty selector would gate every node in the cluster' });
+  if (selectsEveryNode(spec.nodeSelector)) {
+    problems.push({
+      field: 'spec.nodeSelector',
+      message: `must select something: an empty selector, or one that only asks for a label every node carries (Exists on ${EveryNodeLabels.join(', ')}), would gate every node in the cluster`,
+    });
   }
 
   const maxConditionAgeMs = optionalDuration(spec.maxConditionAge, 'spec.maxConditionAge', problems);

@@ -154,6 +154,21 @@ describe('evaluateNode: continuous', () => {
     assert.equal(d.nextEvaluationAtMs, T0 + 25_000);
   });
 
+  it('a lastTransitionTime in the future (year 2999) counts as now: evaluated again after the debounce, not in 2999', () => {
+    const n = gpuNode().condition('GPUReady', 'False', { since: Date.parse('2999-01-01T00:00:00Z') }).build();
+    const d = evaluateNode(n, [r], T0);
+    assert.deepEqual(d.changes, []);
+    assert.equal(d.nextEvaluationAtMs, T0 + 30_000);
+    assert.equal(gate(d).conditions[0]?.transitionMs, T0);
+  });
+
+  it('a heartbeat from the future does not make a condition fresh for ever: it counts as now', () => {
+    const n = gpuNode().condition('GPUReady', 'False', { since: T0 - 600_000, heartbeat: Date.parse('2999-01-01T00:00:00Z') }).build();
+    const o = gate(evaluateNode(n, [rule().continuous('0s').maxAge('1m').build()], T0)).conditions[0];
+    assert.equal(o?.heartbeatMs, T0);
+    assert.equal(o?.stale, false);
+  });
+
   it('a condition that recovers within the debounce never taints', () => {
     const recovered = gpuNode().condition('GPUReady', 'True', { since: T0 - 1_000 }).build();
     assert.deepEqual(evaluateNode(recovered, [r], T0 + 60_000).changes, []);

@@ -4,7 +4,7 @@ import type { EventRecorderLike, KubeClient, KubeObject } from '@podlife/core';
 import { Registry } from 'prom-client';
 import sinon from 'sinon';
 import { nodeReadinessMetrics } from '../src/index.js';
-import type { NodeReadinessRule } from '../src/index.js';
+import type { ClusterGuardrails, NodeReadinessRule } from '../src/index.js';
 import { Fleet, type CacheView } from '../src/fleet.js';
 
 export function cache<T extends KubeObject>(objects: T[], synced = true): CacheView<T> & { store: Store<T>; synced: boolean } {
@@ -25,7 +25,7 @@ export interface Rig {
   clock: { now: number };
 }
 
-export function rig(nodes: V1Node[], rules: NodeReadinessRule[], nowMs: number, synced = true): Rig {
+export function rig(nodes: V1Node[], rules: NodeReadinessRule[], nowMs: number, synced = true, cluster: ClusterGuardrails = {}): Rig {
   const clock = { now: nowMs };
   const nodeCache = cache(nodes, synced);
   const ruleCache = cache(rules, synced);
@@ -39,7 +39,7 @@ export function rig(nodes: V1Node[], rules: NodeReadinessRule[], nowMs: number, 
   };
   const registry = new Registry();
   return {
-    fleet: new Fleet(nodeCache, ruleCache, {}, () => clock.now),
+    fleet: new Fleet(nodeCache, ruleCache, {}, () => clock.now, cluster),
     nodes: nodeCache,
     rules: ruleCache,
     patch,

@@ -111,6 +111,50 @@ describe('NodeReconciler', () => {
       assert.equal(r.patch.callCount, 1);
     });
 
+    it('cluster-wide rate limit: rules together add no more than the cluster burst, then wait for its tokens', async () => {
+      // Three rules, each within its own burst of 10; the cluster's burst of 20 stops the 21st addition.
+      const pools = ['p0', 'p1', 'p2'];
+      const nodes = pools.flatMap((pool) => [
+        ...Array.from({ length: 10 }, (_, i) => node(`${pool}-f${i}`).labels({ pool }).condition('GPUReady', 'False', { since: T0 - 60_000 }).build()),
+        ...Array.from({ length: 20 }, (_, i) => node(`${pool}-r${i}`).labels({ pool }).condition('GPUReady', 'True').build()),
+      ]);
+      const rules = pools.map((pool) => rule(pool).continuous().taint(`readiness.k8s.io/${pool}`).selector({ pool }).build());
+      const r = rig(nodes, rules, T0);
+      const rec = reconciler(r);
+      const results = [];
+      for (const pool of pools) for (let i = 0; i < 10; i++) results.push(await rec.reconcile(`${pool}-f${i}`));
+      assert.equal(r.patch.callCount, 20);
+      assert.equal(results[20]?.requeueAfterMs, 500, 'the 21st waits for the next cluster token (120 per minute)');
+      assert.equal(await metricValue(r.registry, 'podlife_node_readiness_failures_total', { rule: 'p2', reason: 'ClusterRateLimited' }), 10);
+      r.clock.now += 500;
+      await rec.reconcile('p2-f0');
+      assert.equal(r.patch.callCount, 21);
+    });
+
+    it('cluster-wide rate limit: configurable, and no rule raises it', async () => {
+      const nodes = [...Array.from({ length: 5 }, (_, i) => failing(`f${i}`)), ...Array.from({ length: 20 }, (_, i) => ready(`r${i}`))];
+      const r = rig(nodes, [rule().continuous().guardrails({ additionBurst: 100, additionsPerMinute: 6000 }).build()], T0, true, { additionBurst: 2, additionsPerMinute: 6 });
+      const rec = reconciler(r);
+      for (let i = 0; i < 5; i++) await rec.reconcile(`f${i}`);
+      assert.equal(r.patch.callCount, 2);
+    });
+
+    it('a selector that in fact takes every node of the cluster is held to the cluster limit (50%), whatever maxTaintedPercent says', async () => {
+      // Three of five nodes failing: 60%, within the rule's 100% but above the cluster's 50%.
+      const all = [failing('a'), failing('b'), failing('c'), ready('d'), ready('e')];
+      const r = rig(all, [rule().continuous().guardrails({ maxTaintedPercent: 100 }).build()], T0);
+      await reconciler(r).reconcile('a');
+      assert.equal(r.patch.callCount, 0);
+      assert.equal(await metricValue(r.registry, 'podlife_node_readiness_failures_total', { rule: 'gpu', reason: 'CircuitBreakerOpen' }), 1);
+      assert.match(r.fleet.breaker(r.fleet.ruleSet().active[0]!, 0).message, /the cluster's limit 50% \(the selector takes every node of the cluster\)/);
+    });
+
+    it('the same rule with one node of the cluster outside its selector keeps its own maxTaintedPercent', async () => {
+      const r = rig([failing('a'), failing('b'), failing('c'), ready('d'), ready('e'), node('cpu').labels({ pool: 'cpu' }).build()], [rule().continuous().guardrails({ maxTaintedPercent: 100 }).build()], T0);
+      await reconciler(r).reconcile('a');
+      assert.equal(r.patch.callCount, 1);
+    });
+
     it('rate limit: additions beyond the burst wait for tokens', async () => {
       const nodes = [...Array.from({ length: 3 }, (_, i) => failing(`f${i}`)), ...Array.from({ length: 17 }, (_, i) => ready(`r${i}`))];
       const r = rig(nodes, [rule().continuous().guardrails({ additionBurst: 2, additionsPerMinute: 60 }).build()], T0);

@@ -47,6 +47,32 @@ describe('resolveRule: the checks the CRD also makes', () => {
     assert.deepEqual(problemFields(rule().maxAge('five minutes').build()), ['spec.maxConditionAge']);
   });
 
+  it('rejects a selector every node satisfies: Exists on labels the kubelet sets on every node', () => {
+    const exists = (...keys: string[]) => rule().with({ nodeSelector: { matchExpressions: keys.map((key) => ({ key, operator: 'Exists' })) } }).build();
+    assert.deepEqual(problemFields(exists('kubernetes.io/hostname')), ['spec.nodeSelector']);
+    assert.deepEqual(problemFields(exists('kubernetes.io/os', 'kubernetes.io/arch')), ['spec.nodeSelector']);
+    assert.match(resolveRule(exists('kubernetes.io/hostname')).problems?.[0]?.message ?? '', /every node in the cluster/);
+  });
+
+  it('accepts Exists on a kubelet label next to a term that narrows the selector', () => {
+    const narrowed = rule().with({ nodeSelector: { matchLabels: { pool: 'gpu' }, matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'Exists' }] } }).build();
+    assert.deepEqual(problemFields(narrowed), []);
+    assert.deepEqual(problemFields(rule().with({ nodeSelector: { matchExpressions: [{ key: 'example.com/gpu', operator: 'Exists' }] } }).build()), []);
+    assert.deepEqual(problemFields(rule().with({ nodeSelector: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-1'] }] } }).build()), []);
+  });
+
+  it('rejects a debounce or maxConditionAge over 24h, naming the field; 24h itself is accepted', () => {
+    const debounce = resolveRule(rule().continuous('1000h').build()).problems ?? [];
+    assert.deepEqual(debounce.map((p) => p.field), ['spec.debounce']);
+    assert.match(debounce[0]?.message ?? '', /at most 24h, got 1000h/);
+    assert.deepEqual(problemFields(rule().maxAge('24h0m0.001s').build()), ['spec.maxConditionAge']);
+    assert.deepEqual(problemFields(rule().continuous('24h').maxAge('1440m').build()), []);
+  });
+
+  it('rejects a duration that is not a string, naming the field', () => {
+    assert.deepEqual(problemFields(rule().with({ debounce: 30 as unknown as string }).build()), ['spec.debounce']);
+  });
+
   it('never throws on a rule without a spec', () => {
     assert.deepEqual(problemFields({ metadata: { name: 'x' } }), ['spec']);
   });

@@ -81,6 +81,20 @@ describe('node-readiness against a real API server', function () {
     it('an unknown effect', () => refused('bad-effect', { ...good, taint: { key: 'readiness.k8s.io/x', effect: 'Evict' } }, /effect/));
     it('NoExecute without allowNoExecute', () => refused('bad-noexecute', { ...good, taint: { key: 'readiness.k8s.io/x', effect: 'NoExecute' } }, /allowNoExecute/));
     it('an empty nodeSelector', () => refused('bad-selector', { ...good, nodeSelector: {} }, /select something/));
+    it('a selector every node satisfies (Exists on kubernetes.io/hostname)', () =>
+      refused('bad-hostname', { ...good, nodeSelector: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'Exists' }] } }, /select something/));
+    it('a selector every node satisfies (Exists on kubernetes.io/os and kubernetes.io/arch)', () =>
+      refused(
+        'bad-os-arch',
+        { ...good, nodeSelector: { matchExpressions: [{ key: 'kubernetes.io/os', operator: 'Exists' }, { key: 'kubernetes.io/arch', operator: 'Exists' }] } },
+        /select something/,
+      ));
+    it('a debounce over 24h, naming the field', () => refused('bad-debounce', { ...good, debounce: '1000h' }, /spec\.debounce.*at most 24h/));
+    it('a maxConditionAge over 24h, naming the field', () => refused('bad-max-age', { ...good, maxConditionAge: '25h' }, /spec\.maxConditionAge.*at most 24h/));
+    it('accepts 24h, and Exists on a kubelet label next to a term that narrows it', async () => {
+      await createRule(client, 'cel-bounds', { ...good, debounce: '24h', maxConditionAge: '1440m', nodeSelector: { matchLabels: { pool: 'cel' }, matchExpressions: [{ key: 'kubernetes.io/os', operator: 'Exists' }] } });
+      await client.delete(rulePath('cel-bounds'));
+    });
     it('bootstrap-only with anyOf', () => refused('bad-anyof', { ...good, enforcementMode: 'bootstrap-only', match: 'anyOf' }, /allOf/));
     it('bootstrap-only with defaultStatus', () =>
       refused('bad-default', { ...good, enforcementMode: 'bootstrap-only', conditions: [{ type: 'A', defaultStatus: 'True' }] }, /defaultStatus/));
