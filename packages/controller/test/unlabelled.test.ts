@@ -77,9 +77,15 @@ describe('podlife explain names a pod the managed-only controller does not see',
   const explanation = { pod: 'x' } as unknown as Parameters<typeof renderExplained>[0]['explanation'];
 
   it('a note for an annotated pod without the label, none otherwise', () => {
-    assert.match(podlifeNotes(pod('web', annotated))[0] ?? '', /podlife\.dev\/managed.*--managed-pods-only.*kubectl label pod web podlife\.dev\/managed=true/);
+    assert.match(podlifeNotes(pod('web', annotated))[0] ?? '', /podlife\.dev\/managed.*--managed-pods-only.*\(kubectl label pod -n ns web podlife\.dev\/managed=true\)$/);
     assert.deepEqual(podlifeNotes(pod('web', annotated, managed)), []);
     assert.deepEqual(podlifeNotes(pod('web')), []);
+  });
+
+  it("the note's command names the pod's namespace, and quotes its name for the shell", () => {
+    const odd = pod('a; curl x | sh #', annotated);
+    odd.metadata!.namespace = "team's";
+    assert.match(podlifeNotes(odd)[0] ?? '', /\(kubectl label pod -n 'team'\\''s' 'a; curl x \| sh #' podlife\.dev\/managed=true\)$/);
   });
 
   it('JSON output carries the notes only when there are some', () => {

@@ -7,7 +7,9 @@
  *   client library is never loaded;
  * - objects travel as wire JSON (timestamps stay RFC 3339 strings; see `time.ts`);
  * - a non-2xx answer is an `ApiError` carrying the HTTP status and the API's `reason`;
- * - every request can be aborted and has a timeout; watches are streams the caller reads.
+ * - every request can be aborted and has a timeout; watches are streams the caller reads;
+ * - a client built with `maxResponseBytes` (or a request with `maxBytes`) never holds more than that
+ *   many bytes of one answer: a larger one is refused with an error naming the request and the limit.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -32,6 +34,16 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Milliseconds before the request is abandoned; 0 means none (watches). Default 30 s. */
   timeoutMs?: number;
+  /** The most bytes of the answer's body read before the request fails; default the client's `maxResponseBytes`. */
+  maxBytes?: number;
+}
+
+/** Settings of a client: connections kept, and the largest answer it reads. */
+export interface ClientOptions {
+  /** Connections kept to the API server (each request in flight holds one over HTTP/1.1); default 128. */
+  maxSockets?: number;
+  /** The largest response body one request reads (watches excepted); default no limit. */
+  maxResponseBytes?: number;
 }
 
 /** A Kubernetes API error: `status` is the HTTP code, `reason` the metav1.Status reason. */
@@ -108,7 +120,7 @@ export interface Connection {
   insecureSkipTLSVerify?: boolean;
 }
 
-/** Connections kept to the API server per client (each request in flight holds one over HTTP/1.1). */
+/** Connections kept to the API server per client (`ClientOptions.maxSockets`). */
 const DEFAULT_MAX_SOCKETS = 128;
 
 function agentFor(server: URL, base: https.RequestOptions, maxSockets = DEFAULT_MAX_SOCKETS): http.Agent {
@@ -123,11 +135,13 @@ export class KubeClient {
   readonly server: URL;
   private readonly base: https.RequestOptions;
   private readonly agent: http.Agent;
+  private readonly maxBytes: number;
 
-  private constructor(server: URL, base: https.RequestOptions, agent: http.Agent) {
+  private constructor(server: URL, base: https.RequestOptions, opts: ClientOptions) {
     this.server = server;
     this.base = base;
-    this.agent = agent;
+    this.agent = agentFor(server, base, opts.maxSockets);
+    this.maxBytes = opts.maxResponseBytes ?? Infinity;
   }
 
   /**
@@ -135,7 +149,7 @@ export class KubeClient {
    * so without the client library's generated API): for an in-cluster service account, or a
    * process that was handed its connection.
    */
-  static fromConnection(conn: Connection, opts: { maxSockets?: number } = {}): KubeClient {
+  static fromConnection(conn: Connection, opts: ClientOptions = {}): KubeClient {
     let server: URL;
     try {
       server = new URL(conn.server);
@@ -150,17 +164,17 @@ export class KubeClient {
       ...(conn.key !== undefined ? { key: conn.key } : {}),
       ...(conn.insecureSkipTLSVerify ? { rejectUnauthorized: false } : {}),
     };
-    return new KubeClient(server, base, agentFor(server, base, opts.maxSockets));
+    return new KubeClient(server, base, opts);
   }
 
   /** Builds a client from a KubeConfig (its current context). */
-  static async fromKubeConfig(kc: KubeConfig, opts: { maxSockets?: number } = {}): Promise<KubeClient> {
+  static async fromKubeConfig(kc: KubeConfig, opts: ClientOptions = {}): Promise<KubeClient> {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster: set a context with a cluster');
     const server = new URL(cluster.server);
     const base: https.RequestOptions = {};
     await kc.applyToHTTPSOptions(base);
-    return new KubeClient(server, base, agentFor(server, base, opts.maxSockets));
+    return new KubeClient(server, base, opts);
   }
 
   /** Loads the kubeconfig the way kubectl does (KUBECONFIG, ~/.kube/config, in-cluster). */
@@ -177,7 +191,7 @@ export class KubeClient {
   /** Sends a request and resolves with the parsed JSON answer. */
   async request<T = unknown>(opts: RequestOptions): Promise<T> {
     const res = await this.send(opts);
-    const text = await readBody(res);
+    const text = await readBody(res, opts.maxBytes ?? this.maxBytes, opts);
     const status = res.statusCode ?? 0;
     const parsed = text.length > 0 ? safeParse(text) : undefined;
     if (status < 200 || status >= 300) throw toApiError(status, parsed, text, opts);
@@ -189,7 +203,7 @@ export class KubeClient {
     const res = await this.send({ timeoutMs: 0, ...opts });
     const status = res.statusCode ?? 0;
     if (status < 200 || status >= 300) {
-      const text = await readBody(res);
+      const text = await readBody(res, opts.maxBytes ?? this.maxBytes, opts);
       throw toApiError(status, safeParse(text), text, opts);
     }
     return res;
@@ -248,10 +262,31 @@ export class KubeClient {
   }
 }
 
-function readBody(res: http.IncomingMessage): Promise<string> {
+/** `64 MiB`, `512 KiB`, `100 bytes`: a limit as a person reads it. */
+function formatBytes(n: number): string {
+  if (n >= 1 << 20 && n % (1 << 20) === 0) return `${n / (1 << 20)} MiB`;
+  if (n >= 1 << 10 && n % (1 << 10) === 0) return `${n / (1 << 10)} KiB`;
+  return `${n} bytes`;
+}
+
+/** The body as text, refused (and the connection dropped) once it passes `maxBytes`. */
+function readBody(res: http.IncomingMessage, maxBytes: number, opts: RequestOptions): Promise<string> {
   return new Promise((resolve, reject) => {
+    let refused = false;
+    const tooLarge = () => {
+      if (refused) return;
+      refused = true;
+      res.destroy();
+      reject(new Error(`${opts.method ?? 'GET'} ${opts.path}: the answer is larger than ${formatBytes(maxBytes)}, the most this client reads of one response`));
+    };
+    if (Number(res.headers['content-length'] ?? 0) > maxBytes) return tooLarge();
     const chunks: Buffer[] = [];
-    res.on('data', (c: Buffer) => chunks.push(c));
+    let size = 0;
+    res.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > maxBytes) tooLarge();
+      else chunks.push(c);
+    });
     res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     res.on('error', reject);
   });

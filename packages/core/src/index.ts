@@ -1,5 +1,8 @@
 export { ApiError, isConflict, isGone, isNotFound, KubeClient, METADATA_LIST, resourcePath } from './client.js';
-export type { Connection, Query, RequestOptions, ResourceRef } from './client.js';
+export type { ClientOptions, Connection, Query, RequestOptions, ResourceRef } from './client.js';
+export { listPages } from './list.js';
+export { isShellPlain, shellQuote } from './shell.js';
+export type { ListPagesOptions } from './list.js';
 export { asPod, sleep, timeMs, wireTime } from './time.js';
 export type { Time, Wire } from './time.js';
 export { findCondition, setCondition } from './conditions.js';

@@ -50,3 +50,51 @@ describe('KubeClient.fromConnection: a client from an address and credentials, n
     assert.throws(() => KubeClient.fromConnection({ server: 'ftp://10.0.0.1' }), /must be http:\/\/ or https:\/\//);
   });
 });
+
+describe('KubeClient: the largest answer it reads', () => {
+  let server: http.Server;
+  let url = '';
+  before(async () => {
+    server = http.createServer((req, res) => {
+      res.setHeader('Content-Type', 'application/json');
+      const body = JSON.stringify({ kind: 'List', items: [], pad: 'x'.repeat(100_000) });
+      if (req.url === '/chunked') {
+        // No Content-Length: the size is known only as it arrives.
+        res.write(body.slice(0, 50_000));
+        setTimeout(() => res.end(body.slice(50_000)), 5);
+      } else res.end(body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('no limit unless asked for', async () => {
+    const client = KubeClient.fromConnection({ server: url });
+    try {
+      assert.equal(((await client.get('/sized')) as { pad: string }).pad.length, 100_000);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('maxResponseBytes refuses a larger answer, announced or not, naming the request and the limit', async () => {
+    const client = KubeClient.fromConnection({ server: url, token: 't' }, { maxResponseBytes: 64 * 1024 });
+    try {
+      await assert.rejects(client.get('/sized'), /^Error: GET \/sized: the answer is larger than 64 KiB, the most this client reads of one response$/);
+      await assert.rejects(client.get('/chunked'), /^Error: GET \/chunked: the answer is larger than 64 KiB/);
+    } finally {
+      client.close();
+    }
+  });
+
+  it("a request's maxBytes overrides the client's", async () => {
+    const client = KubeClient.fromConnection({ server: url }, { maxResponseBytes: 64 * 1024 });
+    try {
+      assert.equal(((await client.request({ path: '/chunked', maxBytes: 200_000 })) as { pad: string }).pad.length, 100_000);
+      await assert.rejects(client.request({ path: '/sized', maxBytes: 1000 }), /larger than 1000 bytes/);
+    } finally {
+      client.close();
+    }
+  });
+});

@@ -13,7 +13,7 @@
  * `listUnlabelledAnnotated`, also serves whoever wants every name (`podlife explain --unlabelled`).
  */
 import type { V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
-import { METADATA_LIST, objectKey, type Informer, type KubeClient, type Logger } from '@podlife/core';
+import { METADATA_LIST, listPages, objectKey, type Informer, type KubeClient, type Logger } from '@podlife/core';
 import { ManagedLabel, hasManagedLabel } from './annotations.js';
 import { Gauge, type Registry } from 'prom-client';
 import { hasPodlifeAnnotation } from './transform.js';
@@ -30,19 +30,19 @@ export function isUnlabelledAnnotated(metadata: V1ObjectMeta | undefined): boole
  * The metadata of the annotated pods without the managed label under `path` (a pods collection,
  * one namespace's or every namespace's): a metadata-only list that the API server filters by
  * `podlife.dev/managed!=true` (which also matches pods without the label), read in pages of
- * `pageSize`, one page held at a time. A failed request ends the iteration with its `ApiError`.
+ * `pageSize`, one page held at a time, at most `maxPages` of them (core's `listPages`). A failed
+ * request, or a list longer than that, ends the iteration with an error.
  */
-export async function* listUnlabelledAnnotated(client: Pick<KubeClient, 'request'>, path: string, pageSize = 500): AsyncGenerator<{ metadata?: V1ObjectMeta }, void, undefined> {
-  let token: string | undefined;
-  do {
-    const page = await client.request<{ items?: { metadata?: V1ObjectMeta }[]; metadata?: { continue?: string } }>({
-      path,
-      accept: METADATA_LIST,
-      query: { labelSelector: `${ManagedLabel.key}!=${ManagedLabel.value}`, limit: pageSize, continue: token },
-    });
-    for (const item of page.items ?? []) if (isUnlabelledAnnotated(item.metadata)) yield item;
-    token = page.metadata?.continue || undefined;
-  } while (token);
+export async function* listUnlabelledAnnotated(
+  client: Pick<KubeClient, 'request'>,
+  path: string,
+  pageSize = 500,
+  maxPages = Infinity,
+): AsyncGenerator<{ metadata?: V1ObjectMeta }, void, undefined> {
+  const query = { labelSelector: `${ManagedLabel.key}!=${ManagedLabel.value}` };
+  for await (const items of listPages<{ metadata?: V1ObjectMeta }>(client, path, { accept: METADATA_LIST, query, pageSize, maxPages })) {
+    for (const item of items) if (isUnlabelledAnnotated(item?.metadata)) yield item;
+  }
 }
 
 /** Where the audit reports, how it lists pods, and how often it may run. */

@@ -7,13 +7,14 @@
  *   readiness probe while it is unschedulable), using the container statuses first and the
  *   Events as evidence, since statuses are current and Events may be stale;
  * - every diagnosis names the object to look at (node, volume, image, container, gate) when known;
+ *   the kubectl commands it suggests quote each name for a POSIX shell;
  * - a crashing container is recognised in each state the kubelet shows between restarts
  *   (terminated, waiting CrashLoopBackOff, running again), from its restart count, last state,
  *   exit codes and restart policy (crash-loop.ts), never from one waiting reason alone;
  * - never throws on partial or malformed objects.
  */
 import type { V1Container, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import { timeMs } from '@podlife/core';
+import { shellQuote, timeMs } from '@podlife/core';
 import { podCondition, readinessGateTypes } from './model.js';
 import { sandboxReady } from './sandbox.js';
 import { eventContainer, eventMessage, eventTimeMs, eventsOf, latestEvent } from './events.js';
@@ -72,10 +73,11 @@ function detail(text: string | undefined): string {
   return oneLine(text, maxDetail);
 }
 
+/** The pod as kubectl arguments, each quoted for the shell: `-n shop web-0`. */
 function podRef(pod: V1Pod): string {
   const ns = pod.metadata?.namespace;
-  const name = pod.metadata?.name ?? '<unnamed>';
-  return ns ? `-n ${ns} ${name}` : name;
+  const name = shellQuote(pod.metadata?.name ?? '<unnamed>');
+  return ns ? `-n ${shellQuote(ns)} ${name}` : name;
 }
 
 function diag(stage: StageName, cause: DiagnosisCause, sentence: string, extra: Partial<Diagnosis> = {}): Diagnosis {
@@ -114,7 +116,7 @@ export function explainPod(pod: V1Pod, events: readonly PodEvent[] | undefined, 
       'ready',
       'Failed',
       bad
-        ? `The pod has failed${why}: container ${bad.name} exited with code ${bad.code}; see kubectl logs ${podRef(pod)} -c ${bad.name}.`
+        ? `The pod has failed${why}: container ${bad.name} exited with code ${bad.code}; see kubectl logs ${podRef(pod)} -c ${shellQuote(bad.name)}.`
         : `The pod has failed${why}.`,
       bad ? { subject: bad.name } : {},
     );
@@ -240,7 +242,7 @@ function initialization(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis |
       return diag(
         'initialized',
         'InitContainerFailed',
-        `Init container ${c.name} failed with exit code ${term.exitCode}${term.reason ? ` (${term.reason})` : ''} after ${st?.restartCount ?? 0} restarts; see kubectl logs ${podRef(pod)} -c ${c.name}.`,
+        `Init container ${c.name} failed with exit code ${term.exitCode}${term.reason ? ` (${term.reason})` : ''} after ${st?.restartCount ?? 0} restarts; see kubectl logs ${podRef(pod)} -c ${shellQuote(c.name)}.`,
         { subject: c.name },
       );
     }
@@ -249,7 +251,7 @@ function initialization(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis |
       return diag(
         'initialized',
         'InitContainerRunning',
-        `Init container ${c.name} is still running${forText(started, nowMs)}; the app containers start when it completes, see kubectl logs ${podRef(pod)} -c ${c.name}.`,
+        `Init container ${c.name} is still running${forText(started, nowMs)}; the app containers start when it completes, see kubectl logs ${podRef(pod)} -c ${shellQuote(c.name)}.`,
         { subject: c.name, ...(started !== undefined ? { sinceMs: started } : {}) },
       );
     }
@@ -328,7 +330,7 @@ function crashProblem(pod: V1Pod, c: Status, nowMs: number, stage: StageName, wh
   return diag(
     stage,
     'ContainerExited',
-    `${capitalize(what)} ${c.name} exited with ${describeExit(first)}${ranFor(first)} and the kubelet restarts it (restartPolicy ${containerRestartPolicy(pod, c.spec, init)}); ${mustKeepRunning(first, pod)}see kubectl logs ${podRef(pod)} -c ${c.name}.`,
+    `${capitalize(what)} ${c.name} exited with ${describeExit(first)}${ranFor(first)} and the kubelet restarts it (restartPolicy ${containerRestartPolicy(pod, c.spec, init)}); ${mustKeepRunning(first, pod)}see kubectl logs ${podRef(pod)} -c ${shellQuote(c.name)}.`,
     { subject: c.name, restarts: 0, exitCode: first.exitCode, ...(first.finishedAtMs !== undefined ? { sinceMs: first.finishedAtMs } : {}) },
   );
 }
@@ -354,7 +356,7 @@ function crashDiagnosis(pod: V1Pod, loop: CrashLoop, stage: StageName, what: str
   const name = loop.container;
   const exit = `${describeExit(loop.last)}${ranFor(loop.last)}`;
   const restarted = `has restarted ${plural(loop.restarts, 'time')}`;
-  const logs = `kubectl logs ${podRef(pod)} -c ${name}`;
+  const logs = `kubectl logs ${podRef(pod)} -c ${shellQuote(name)}`;
   const keep = mustKeepRunning(loop.last, pod);
   const sentence =
     loop.phase === 'exited'

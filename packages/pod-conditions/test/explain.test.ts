@@ -99,6 +99,11 @@ describe('explainPod', () => {
       assert.equal(d.sentence, 'Container app keeps crashing: it last exited with code 1 (Error) after running 1.0s and has restarted 4 times; the kubelet waits 40s before the next restart, see kubectl logs -n default web -c app --previous.');
     });
 
+    it('the kubectl command it suggests quotes each name for the shell', () => {
+      const p = pod('a; curl x | sh #', "team's").scheduled(1).ips('10.0.0.2').condition('PodReadyToStartContainers', 'True', 2).condition('Initialized', 'True', 2).container('a b').waiting('a b', 'CrashLoopBackOff', 'back-off 40s').lastTerminated('a b', 1, 'Error', 4).build();
+      assert.match(explainPod(p, [], now).sentence, /see kubectl logs -n 'team'\\''s' 'a; curl x \| sh #' -c 'a b' --previous\.$/);
+    });
+
     it('explains a failing readiness probe from the Unhealthy event', () => {
       const p = up().container('app', { readinessProbe: true }).running('app', 3).condition('ContainersReady', 'False', 2).build();
       const evs = [event('Unhealthy', 'Readiness probe failed: HTTP probe failed with statuscode: 503', 100, { container: 'app' })];

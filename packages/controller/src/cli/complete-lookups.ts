@@ -3,7 +3,8 @@
  * namespace, nodes, namespaces, and the kubeconfig's contexts.
  *
  * Guarantees: never throws and never hangs a shell: each lookup gives up after `timeoutMs` (or on
- * any error) with no names; at most one page of names is read.
+ * any error) with no names; at most one page of names is read, and at most `LIMIT` names kept
+ * (completion.ts offers only those that are one shell word).
  */
 import { resourcePath } from '@podlife/core';
 import type { CompletionLookups, LookupFlags } from './completion.js';
@@ -17,7 +18,8 @@ async function names(flags: LookupFlags, path: (namespace: string) => string, ti
   const lookup = (async () => {
     client = await connect(flags);
     const list = await client.get<{ items?: { metadata?: { name?: string } }[] }>(path(flags.namespace ?? contextNamespace(flags)), { limit: LIMIT });
-    return (list.items ?? []).map((i) => i.metadata?.name ?? '').filter((n) => n !== '');
+    const items = Array.isArray(list?.items) ? list.items.slice(0, LIMIT) : [];
+    return items.map((i) => i?.metadata?.name).filter((n): n is string => typeof n === 'string' && n !== '');
   })().catch(() => []);
   try {
     return await Promise.race([lookup, timeout]);

@@ -7,8 +7,12 @@
  *
  * Guarantees: completing never fails the shell: names come from the cluster when it answers within
  * `lookupTimeoutMs`, and otherwise nothing is offered; candidates are filtered by the partial word.
+ * A name from the cluster or the kubeconfig is offered only when it is one shell word as it is
+ * (`isShellPlain`: no space, quote, glob, control character or line break), since the shell inserts
+ * a candidate unquoted; the bash script splits the answer at line breaks only and never globs it.
  */
 import { FLAGS, OUTPUT_FORMATS, SHELLS, type Shell } from './args.js';
+import { isShellPlain } from '@podlife/core';
 
 /** Cobra's ShellCompDirectiveNoFileComp: never fall back to file names. */
 export const NO_FILE_COMPLETION = 4;
@@ -73,7 +77,7 @@ export async function complete(words: readonly string[], lookups: CompletionLook
     } else if (w === '--unlabelled' || w === '--unlabeled') unlabelled = true;
     else if (!w.startsWith('-')) positionals.push(w);
   }
-  const matching = (xs: readonly string[]) => xs.filter((x) => x.startsWith(partial));
+  const matching = (xs: readonly string[]) => xs.filter((x) => typeof x === 'string' && isShellPlain(x) && x.startsWith(partial));
   if (pendingValue === 'output') return matching(OUTPUT_FORMATS);
   if (pendingValue === 'namespace') return matching(await lookups.namespaces(flags));
   if (pendingValue === 'context') return matching(lookups.contexts(flags));
@@ -99,10 +103,12 @@ export function completionScript(shell: Shell): string {
   if (shell === 'bash') {
     return `# podlife completion for bash: source <(podlife completion bash)
 _podlife_complete() {
-  local IFS=$'\\n'
-  local out
+  local out line
   out=$("\${COMP_WORDS[0]}" __complete "\${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null) || return 0
-  COMPREPLY=($(printf '%s\\n' "$out" | sed '/^:/d'))
+  COMPREPLY=()
+  while IFS= read -r line; do
+    [[ $line == :* ]] || COMPREPLY+=("$line")
+  done <<<"$out"
 }
 complete -F _podlife_complete podlife kubectl-podlife
 `;

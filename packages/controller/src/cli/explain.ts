@@ -4,10 +4,12 @@
  *
  * The kubeconfig is found the way kubectl finds it (--kubeconfig, KUBECONFIG, ~/.kube/config,
  * in-cluster), `--context` picks a context, and the namespace defaults to the context's. Text
- * fits the terminal (80 columns when unknown); `-o wide` is the same text unfitted.
+ * fits the terminal (80 columns when unknown); `-o wide` is the same text unfitted. Text from the
+ * cluster (names, annotation values, termination messages, Events) is shown with control
+ * characters escaped (terminal.ts); JSON and YAML carry it exact.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { isNotFound, resourcePath, sleep } from '@podlife/core';
+import { isNotFound, resourcePath, shellQuote, sleep } from '@podlife/core';
 import type { KubeClient } from '@podlife/core';
 import { podExplanation, renderExplanation } from '@podlife/pod-conditions';
 import type { PodEvent, PodExplanation } from '@podlife/pod-conditions';
@@ -16,6 +18,7 @@ import { isUnlabelledAnnotated, nativeMechanismNotes } from '@podlife/keystone';
 import type { ExplainArgs, OutputFormat } from './args.js';
 import { connect, contextNamespace } from './kubeconfig.js';
 import { fitText, isData, renderData, textWidth } from './output.js';
+import { terminalSafe, terminalText } from './terminal.js';
 
 export interface Output {
   write(text: string): void;
@@ -31,9 +34,10 @@ export interface Output {
 export function podlifeNotes(pod: V1Pod): string[] {
   const notes = nativeMechanismNotes(pod);
   if (!isUnlabelledAnnotated(pod.metadata)) return notes;
+  const label = ['kubectl', 'label', 'pod', '-n', pod.metadata?.namespace ?? 'default', pod.metadata?.name ?? '', ManagedLabel.selector].map(shellQuote).join(' ');
   return [
     `this pod has podlife lifecycle annotations but not the label ${ManagedLabel.key}: "${ManagedLabel.value}"; ` +
-      `a controller run with --managed-pods-only does not see it (kubectl label pod ${pod.metadata?.name ?? ''} ${ManagedLabel.selector})`,
+      `a controller run with --managed-pods-only does not see it (${label})`,
     ...notes,
   ];
 }
@@ -53,9 +57,16 @@ async function fetchExplanation(client: KubeClient, namespace: string, name: str
   return { explanation: podExplanation(pod, events.items ?? [], Date.now()), notes: podlifeNotes(pod) };
 }
 
-/** The explanation as text or data, with podlife's notes after it (text) or under `notes` (data, only when there are some). */
-export function renderExplained({ explanation, notes }: Explained, opts: { output: OutputFormat; compact: boolean; width: number; ascii?: boolean }): string {
-  if (isData(opts.output)) return renderData(notes.length > 0 ? { ...explanation, notes } : explanation, opts.output, opts.compact);
+/**
+ * The explanation as text (control characters escaped) or data (exact), with podlife's notes after
+ * it (text) or under `notes` (data, only when there are some).
+ */
+export function renderExplained(explained: Explained, opts: { output: OutputFormat; compact: boolean; width: number; ascii?: boolean }): string {
+  if (isData(opts.output)) {
+    const { explanation, notes } = explained;
+    return renderData(notes.length > 0 ? { ...explanation, notes } : explanation, opts.output, opts.compact);
+  }
+  const { explanation, notes } = terminalSafe(explained);
   const wide = opts.output === 'wide';
   const text = renderExplanation(explanation, { width: opts.width, ascii: opts.ascii });
   const all = notes.length > 0 ? `${text}\n${notes.map((n) => `note: ${n}`).join('\n')}` : text;
@@ -89,7 +100,7 @@ export async function runExplain(args: ExplainArgs, out: Output, signal?: AbortS
     }
   } catch (err) {
     if (isNotFound(err)) {
-      out.write(`pod ${namespace}/${args.pod} not found (kubectl get pods -n ${namespace} lists what exists)\n`);
+      out.write(`${terminalText(`pod ${namespace}/${args.pod} not found (kubectl get pods -n ${shellQuote(namespace)} lists what exists)`)}\n`);
       return 1;
     }
     throw err;

@@ -3,10 +3,20 @@
  * with `--context` checked up front: an unknown context is an error naming it and the contexts
  * that exist, not a later "no current cluster". Loading is `options/kubeconfig.ts`: no kubeconfig
  * is "no kubeconfig found (looked at …)", and a malformed one never prints its contents.
+ *
+ * The client reads as if the API server were hostile (ADR 0260): one answer is at most
+ * `maxResponseBytes`, and a list at most `listBounds.maxPages` pages of `listBounds.pageSize`
+ * items; past either, the command ends with an error naming the request.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '@podlife/core';
 import { loadKubeConfig as load } from '../options/kubeconfig.js';
+
+/** The most bytes of one answer the CLI reads: ~500 pods of 250 KiB each. */
+export const maxResponseBytes = 128 * 1024 * 1024;
+
+/** Lists: pages of 500, at most 500 of them (250,000 items, past the 150,000 pods Kubernetes is tested with). */
+export const listBounds: { readonly pageSize: number; readonly maxPages: number } = { pageSize: 500, maxPages: 500 };
 
 /** The cluster flags every command takes. */
 export interface ClusterFlags {
@@ -27,5 +37,5 @@ export function contextNamespace(flags: ClusterFlags): string {
 }
 
 export async function connect(flags: ClusterFlags): Promise<KubeClient> {
-  return KubeClient.fromKubeConfig(loadKubeConfig(flags));
+  return KubeClient.fromKubeConfig(loadKubeConfig(flags), { maxResponseBytes });
 }

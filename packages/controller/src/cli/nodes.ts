@@ -10,16 +10,23 @@
  *   answer without the rules would be wrong;
  * - an unknown node is exit code 1 with a message naming it; output on stdout is only the
  *   explanation (text, JSON or YAML), notes and errors go to stderr;
- * - text fits the terminal (80 columns when unknown); `-o wide` adds columns and never wraps.
+ * - text fits the terminal (80 columns when unknown); `-o wide` adds columns and never wraps;
+ * - text from the cluster is shown with control characters escaped (terminal.ts), JSON and YAML
+ *   exact; a malformed node (a taint without a key, a condition without a type) is read as far as
+ *   it can be (narrow.ts), and a node that still cannot be evaluated is a row that says so;
+ * - lists are bounded (`listBounds`, kubeconfig.ts): a server that keeps sending continue tokens
+ *   or oversized pages ends the command with an error naming the list.
  */
 import type { V1Node } from '@kubernetes/client-node';
-import { isNotFound, resourcePath } from '@podlife/core';
-import type { Query } from '@podlife/core';
+import { isNotFound, listPages, resourcePath } from '@podlife/core';
+import type { KubeClient } from '@podlife/core';
 import { explainNode, renderNodeExplanation, resolveRules, rulePath } from '@podlife/node-readiness';
 import type { EvaluateOptions, NodeExplanation, NodeReadinessRule } from '@podlife/node-readiness';
-import type { ExplainNodeArgs, NodesArgs } from './args.js';
-import { connect } from './kubeconfig.js';
+import type { ExplainNodeArgs, NodesArgs, OutputFormat } from './args.js';
+import { connect, listBounds } from './kubeconfig.js';
+import { narrowNode } from './narrow.js';
 import { fitText, isData, renderData, renderTable, textWidth } from './output.js';
+import { terminalSafe, terminalText } from './terminal.js';
 
 /** Where text goes: the terminal's width when it has one. */
 export interface Streams {
@@ -29,13 +36,10 @@ export interface Streams {
 }
 
 /** What the node commands read through; a KubeClient is one. */
-export interface ReadApi {
-  get<T>(path: string, query?: Query): Promise<T>;
-}
+export type ReadApi = Pick<KubeClient, 'get' | 'request'>;
 
 /** The controller's default (NodeReadinessControllerOptions.zeroConfig): the CLI must agree with it. */
 const evaluateOptions: EvaluateOptions = { zeroConfig: true };
-const pageSize = 500;
 
 export interface Rules {
   rules: NodeReadinessRule[];
@@ -52,15 +56,18 @@ export async function fetchRules(api: ReadApi): Promise<Rules> {
   }
 }
 
-async function listAll<T>(api: ReadApi, path: string): Promise<T[]> {
+/** Every item of a list, within `listBounds`. */
+export async function listAll<T>(api: ReadApi, path: string): Promise<T[]> {
   const items: T[] = [];
-  let token: string | undefined;
-  do {
-    const page = await api.get<{ items?: T[]; metadata?: { continue?: string } }>(path, { limit: pageSize, ...(token ? { continue: token } : {}) });
-    items.push(...(page.items ?? []));
-    token = page.metadata?.continue || undefined;
-  } while (token);
+  for await (const page of listPages<T>(api, path, listBounds)) items.push(...page);
   return items;
+}
+
+/** `podlife explain node` as text (control characters escaped) or data (exact). */
+export function renderNodeText(e: NodeExplanation, output: OutputFormat, width: number): string {
+  if (isData(output)) return renderData(explanationJson(e), output);
+  const text = renderNodeExplanation(terminalSafe(e));
+  return output === 'text' ? fitText(text, width) : text;
 }
 
 /** NodeExplanation as JSON: the rejected-rules Map becomes an object keyed by rule name. */
@@ -79,7 +86,7 @@ export async function runExplainNode(args: ExplainNodeArgs, io: Streams): Promis
   try {
     let node: V1Node;
     try {
-      node = await client.get<V1Node>(resourcePath({ version: 'v1', resource: 'nodes', name: args.node }));
+      node = narrowNode(await client.get<unknown>(resourcePath({ version: 'v1', resource: 'nodes', name: args.node })));
     } catch (err) {
       if (!isNotFound(err)) throw err;
       io.err(`podlife: node ${args.node} not found (kubectl get nodes lists what exists)\n`);
@@ -88,43 +95,59 @@ export async function runExplainNode(args: ExplainNodeArgs, io: Streams): Promis
     const rules = await fetchRules(client);
     noteMissingCrd(rules, io);
     const e = explainNode(node, rules.rules, Date.now(), evaluateOptions);
-    const text = isData(args.output) ? renderData(explanationJson(e), args.output) : renderNodeExplanation(e);
-    io.out(`${args.output === 'text' ? fitText(text, textWidth(args.width, io.columns)) : text}\n`);
+    io.out(`${renderNodeText(e, args.output, textWidth(args.width, io.columns))}\n`);
     return 0;
   } finally {
     client.close();
   }
 }
 
-/** NAME, HELD BY, READINESS TAINTS; wide adds each gate's source and mode and the unexplained taints. */
-export function nodesTable(nodes: readonly V1Node[], rules: readonly NodeReadinessRule[], nowMs: number, wide: boolean): string[][] {
-  const rows = [wide ? ['NAME', 'HELD BY', 'READINESS TAINTS', 'GATES', 'UNMANAGED TAINTS'] : ['NAME', 'HELD BY', 'READINESS TAINTS']];
-  for (const node of [...nodes].sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1))) {
+/** One node's cells: NAME, HELD BY, READINESS TAINTS, and with `wide` GATES, UNMANAGED TAINTS. */
+function nodeRow(node: V1Node, rules: readonly NodeReadinessRule[], nowMs: number, wide: boolean): string[] {
+  try {
     const e = explainNode(node, rules, nowMs, evaluateOptions);
     const held = e.holding.map((g) => `${g.gate} (${g.state})`).join(', ') || '-';
     const taints = (node.spec?.taints ?? []).filter((t) => t.key.startsWith('readiness.k8s.io/')).map((t) => `${t.key}:${t.effect}`).join(', ') || '-';
     const row = [e.node, held, taints];
     if (wide) row.push(e.gates.map((g) => `${g.gate} (${g.source}, ${g.mode}, ${g.state})`).join(', ') || '-', e.unexplainedTaints.join(', ') || '-');
-    rows.push(row);
+    return row;
+  } catch (err) {
+    const why = `cannot read this node: ${err instanceof Error ? err.message : String(err)}`;
+    return [node.metadata?.name ?? '', why, '?', ...(wide ? ['?', '?'] : [])];
   }
+}
+
+/**
+ * NAME, HELD BY, READINESS TAINTS; wide adds each gate's source and mode and the unexplained taints.
+ * Nodes are read as `narrowNode` reads them, cells escaped for the terminal.
+ */
+export function nodesTable(nodes: readonly unknown[], rules: readonly NodeReadinessRule[], nowMs: number, wide: boolean): string[][] {
+  const rows = [wide ? ['NAME', 'HELD BY', 'READINESS TAINTS', 'GATES', 'UNMANAGED TAINTS'] : ['NAME', 'HELD BY', 'READINESS TAINTS']];
+  const read = nodes.map(narrowNode).sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
+  for (const node of read) rows.push(nodeRow(node, rules, nowMs, wide).map(terminalText));
   return rows;
+}
+
+/** The stderr line for a rule not in force (the table has no room for it). */
+export function rejectedRuleLine(name: string, r: { reason: string; message: string }): string {
+  return terminalText(`podlife: rule ${name} is not in force (${r.reason}): ${r.message}`);
 }
 
 export async function runNodes(args: NodesArgs, io: Streams): Promise<number> {
   const client = await connect(args);
   try {
-    const [nodes, rules] = await Promise.all([listAll<V1Node>(client, resourcePath({ version: 'v1', resource: 'nodes' })), fetchRules(client)]);
+    const [nodes, rules] = await Promise.all([listAll<unknown>(client, resourcePath({ version: 'v1', resource: 'nodes' })), fetchRules(client)]);
     noteMissingCrd(rules, io);
     const nowMs = Date.now();
     if (isData(args.output)) {
-      const items = nodes.map((n) => explanationJson(explainNode(n, rules.rules, nowMs, evaluateOptions)));
+      const items = nodes.map((n) => explanationJson(explainNode(narrowNode(n), rules.rules, nowMs, evaluateOptions)));
       io.out(`${renderData({ items }, args.output)}\n`);
       return 0;
     }
     const wide = args.output === 'wide';
     io.out(`${renderTable(nodesTable(nodes, rules.rules, nowMs, wide), wide ? undefined : textWidth(args.width, io.columns))}\n`);
     // The table has no room for them, but a rule not in force explains a taint that never goes.
-    for (const [name, r] of resolveRules(rules.rules).rejected) io.err(`podlife: rule ${name} is not in force (${r.reason}): ${r.message}\n`);
+    for (const [name, r] of resolveRules(rules.rules).rejected) io.err(`${rejectedRuleLine(name, r)}\n`);
     return 0;
   } finally {
     client.close();

@@ -15,6 +15,7 @@ import { complete, completionOutput, completionScript } from './completion.js';
 import { runExplain } from './explain.js';
 import { runExplainNode, runNodes } from './nodes.js';
 import { runPods } from './pods.js';
+import { terminalText } from './terminal.js';
 import { runExplainUnlabelled } from './unlabelled.js';
 
 /** How the user called us: `kubectl podlife` when run as the plugin. */
@@ -65,7 +66,8 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`${programName(process.argv[1])}: ${err instanceof Error ? err.message : String(err)}\n`);
+    // An error can quote the API server (its Status message): escaped like all text from the cluster.
+    process.stderr.write(`${programName(process.argv[1])}: ${terminalText(err instanceof Error ? err.message : String(err))}\n`);
     process.exitCode = 1;
   },
 );

@@ -3,22 +3,23 @@
  * `podlife.dev/managed` label — with their containers' roles and where their lifecycle stands,
  * read from the conditions the controller writes.
  *
- * Guarantees: read-only; pages through the list (never one unbounded response); the state shown is
- * the controller's own record (conditions), never re-decided here; text fits the terminal and
- * `-o wide` adds the stop specs, the node and the managed label. When some of the pods listed have
+ * Guarantees: read-only; pages through the list within `listBounds` (kubeconfig.ts), never one
+ * unbounded response; the state shown is the controller's own record (conditions), never
+ * re-decided here; text fits the terminal and `-o wide` adds the stop specs, the node and the
+ * managed label; text from the cluster is shown with control characters escaped (terminal.ts),
+ * JSON and YAML exact; a pod that cannot be read is a row that says why, never a crash. When some of the pods listed have
  * lifecycle annotations but not the managed label, one line on stderr after the table says how many
  * and points at `podlife explain --unlabelled`.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { resourcePath } from '@podlife/core';
+import { listPages, resourcePath } from '@podlife/core';
 import { ConditionType, ManagedLabel, formatStopSpec, hasLifecycleAnnotations, hasManagedLabel, isUnlabelledAnnotated, readLifecycle } from '@podlife/keystone';
 import type { PodsArgs } from './args.js';
-import { connect, contextNamespace } from './kubeconfig.js';
+import { connect, contextNamespace, listBounds } from './kubeconfig.js';
 import type { Streams } from './nodes.js';
 import { fitText, isData, renderData, renderTable, textWidth } from './output.js';
+import { terminalText } from './terminal.js';
 import { unlabelledFooter } from './unlabelled.js';
-
-const pageSize = 500;
 
 export interface PodRow {
   namespace: string;
@@ -39,8 +40,18 @@ function condition(pod: V1Pod, type: string) {
   return pod.status?.conditions?.find((c) => c.type === type);
 }
 
-/** The pod's lifecycle as the controller recorded it. */
+/** The pod's lifecycle as the controller recorded it; a pod that cannot be read is `Unreadable`, with why. */
 export function podRow(pod: V1Pod, nowMs: number): PodRow {
+  try {
+    return readRow(pod, nowMs);
+  } catch (err) {
+    const text = (v: unknown, otherwise: string): string => (typeof v === 'string' ? v : otherwise);
+    const message = `cannot read this pod: ${err instanceof Error ? err.message : String(err)}`;
+    return { namespace: text(pod?.metadata?.namespace, ''), name: text(pod?.metadata?.name, ''), roles: '?', lifecycle: 'Unreadable', message, stops: '?', node: '?', managedLabel: false, age: '?' };
+  }
+}
+
+function readRow(pod: V1Pod, nowMs: number): PodRow {
   const reading = readLifecycle(pod);
   const valid = condition(pod, ConditionType.LifecycleValid);
   const stopped = condition(pod, ConditionType.SidecarsStopped);
@@ -84,38 +95,39 @@ export function age(created: Date | string | undefined, nowMs: number): string {
   return `${Math.floor(s / 86_400)}d`;
 }
 
+/** The table's cells, escaped for the terminal. */
 export function podsTable(rows: readonly PodRow[], opts: { allNamespaces: boolean; wide: boolean }): string[][] {
   const header = [...(opts.allNamespaces ? ['NAMESPACE'] : []), 'NAME', 'ROLES', 'LIFECYCLE', 'AGE', ...(opts.wide ? ['NODE', 'STOP', 'MANAGED', 'MESSAGE'] : [])];
   return [
     header,
-    ...rows.map((r) => [
-      ...(opts.allNamespaces ? [r.namespace] : []),
-      r.name,
-      r.roles,
-      r.lifecycle,
-      r.age,
-      ...(opts.wide ? [r.node, r.stops, r.managedLabel ? 'yes' : 'no', r.message || '-'] : []),
-    ]),
+    ...rows.map((r) =>
+      [
+        ...(opts.allNamespaces ? [r.namespace] : []),
+        r.name,
+        r.roles,
+        r.lifecycle,
+        r.age,
+        ...(opts.wide ? [r.node, r.stops, r.managedLabel ? 'yes' : 'no', r.message || '-'] : []),
+      ].map(terminalText),
+    ),
   ];
 }
 
 /** Pods that are podlife's: annotated, or labelled managed. */
 export function isPodlifePod(pod: V1Pod): boolean {
-  return hasLifecycleAnnotations(pod.metadata?.annotations) || hasManagedLabel(pod.metadata?.labels);
+  const metadata = pod?.metadata;
+  return hasLifecycleAnnotations(metadata?.annotations) || hasManagedLabel(metadata?.labels);
 }
+
+const sortKey = (p: V1Pod): string => `${p.metadata?.namespace}/${p.metadata?.name}`;
 
 export async function runPods(args: PodsArgs, io: Streams): Promise<number> {
   const namespace = args.allNamespaces ? undefined : (args.namespace ?? contextNamespace(args));
   const client = await connect(args);
   try {
     const pods: V1Pod[] = [];
-    let token: string | undefined;
-    do {
-      const page = await client.get<{ items?: V1Pod[]; metadata?: { continue?: string } }>(resourcePath({ version: 'v1', resource: 'pods', namespace }), { limit: pageSize, ...(token ? { continue: token } : {}) });
-      pods.push(...(page.items ?? []).filter(isPodlifePod));
-      token = page.metadata?.continue || undefined;
-    } while (token);
-    pods.sort((a, b) => `${a.metadata?.namespace}/${a.metadata?.name}`.localeCompare(`${b.metadata?.namespace}/${b.metadata?.name}`));
+    for await (const page of listPages<V1Pod>(client, resourcePath({ version: 'v1', resource: 'pods', namespace }), listBounds)) pods.push(...page.filter(isPodlifePod));
+    pods.sort((a, b) => sortKey(a).localeCompare(sortKey(b)));
     const nowMs = Date.now();
     const rows = pods.map((p) => podRow(p, nowMs));
     if (isData(args.output)) {
@@ -129,7 +141,7 @@ export async function runPods(args: PodsArgs, io: Streams): Promise<number> {
     const wide = args.output === 'wide';
     const width = wide ? undefined : textWidth(args.width, io.columns);
     io.out(`${renderTable(podsTable(rows, { allNamespaces: args.allNamespaces, wide }), width)}\n`);
-    const unlabelled = pods.filter((p) => isUnlabelledAnnotated(p.metadata)).length;
+    const unlabelled = pods.filter((p) => isUnlabelledAnnotated(p?.metadata)).length;
     if (unlabelled > 0) {
       const footer = unlabelledFooter(unlabelled, args);
       io.err(`${width === undefined ? footer : fitText(footer, width)}\n`);
