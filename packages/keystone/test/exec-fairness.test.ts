@@ -67,6 +67,15 @@ describe('an http: stop has one budget, whatever it tries', () => {
     }
   });
 
+  it('refuses a budget no timer can hold, naming it, with nothing run', async () => {
+    for (const budgetMs of [0, -1, Number.NaN, 2 ** 31]) {
+      const api = hanging();
+      const r = await stopByExec(api, { namespace: 'a', name: 'p' }, 'proxy', quit, {}, undefined, { budgetMs });
+      assert.match(r.error ?? '', /the stop's budget must be 1 to 2147483647 ms, got/);
+      assert.equal(api.calls, 0);
+    }
+  });
+
   it("ends with the reconcile's own signal", async () => {
     const abort = new AbortController();
     const attempt = stopByExec(hanging(), { namespace: 'a', name: 'p' }, 'proxy', quit, {}, abort.signal);

@@ -32,6 +32,9 @@ export interface StopAttempt {
 /** How long one stop through pods/exec may take, every command it tries included. */
 export const STOP_BUDGET_MS = 10_000;
 
+/** The longest budget one timer holds (a longer delay would fire at once). */
+const MAX_BUDGET_MS = 2 ** 31 - 1;
+
 /** How `stopByExec` runs a stop. */
 export interface ExecStopOptions {
   /** The time every attempt of one stop shares; default STOP_BUDGET_MS. */
@@ -96,7 +99,11 @@ export async function stopByExec(
   if (attempts.length === 0) {
     return { ok: false, detail: `exec:${spec.kind === 'exec' ? spec.name : ''}`, error: 'no such command in the controller configuration' };
   }
-  const deadline = new Deadline(options.budgetMs ?? STOP_BUDGET_MS, signal);
+  const budgetMs = options.budgetMs ?? STOP_BUDGET_MS;
+  if (!(budgetMs > 0) || budgetMs > MAX_BUDGET_MS) {
+    return { ok: false, detail: 'pods/exec', error: `the stop's budget must be 1 to ${MAX_BUDGET_MS} ms, got ${String(budgetMs)}` };
+  }
+  const deadline = new Deadline(budgetMs, signal);
   try {
     return await tryInTurn(api, pod, container, spec, attempts, deadline);
   } finally {
