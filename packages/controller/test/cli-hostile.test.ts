@@ -15,7 +15,7 @@ import type { ExplainArgs, ExplainNodeArgs, ExplainUnlabelledArgs, NodesArgs, Po
 import { complete, completionScript, type CompletionLookups } from '../src/cli/completion.js';
 import { podlifeNotes, renderExplained, runExplain } from '../src/cli/explain.js';
 import { listBounds } from '../src/cli/kubeconfig.js';
-import { nodesTable, rejectedRuleLine, renderNodeText, runExplainNode, runNodes } from '../src/cli/nodes.js';
+import { fetchRules, nodesTable, rejectedRuleLine, renderNodeText, runExplainNode, runNodes } from '../src/cli/nodes.js';
 import { renderTable } from '../src/cli/output.js';
 import { podRow, podsTable, runPods } from '../src/cli/pods.js';
 import { terminalText } from '../src/cli/terminal.js';
@@ -304,7 +304,7 @@ describe('podlife CLI against hostile cluster text and a hostile API server', ()
       assert.ok(sent < 200 * (1 << 20), `${sent} bytes sent`);
     });
 
-    it('podlife nodes: a taint without a key, and other malformed parts, render without throwing', async () => {
+    it('podlife nodes: a taint without a key, and other malformed parts of nodes and rules, render without throwing', async () => {
       handler = (req, res) =>
         req.url?.startsWith('/api/v1/nodes')
           ? json(res, {
@@ -315,11 +315,12 @@ describe('podlife CLI against hostile cluster text and a hostile API server', ()
                 { metadata: 'x', spec: 5, status: null },
               ],
             })
-          : json(res, { kind: 'List', metadata: {}, items: [] });
+          : json(res, { kind: 'List', metadata: {}, items: [{ metadata: { name: 'broken' }, spec: { conditions: {}, taint: [] } }, null] });
       for (const output of ['text', 'wide', 'json'] as const) {
         const c = capture();
         assert.equal(await runNodes({ ...nodes(), output }, c.io), 0);
         if (output !== 'json') assert.match(c.stdout(), /^bad +readiness\.k8s\.io\/CNIReady \(missing\) +readiness\.k8s\.io\/CNIReady:NoSchedule/m);
+        assert.match(c.stderr(), /^podlife: NodeReadinessRule broken: .*; left out\npodlife: NodeReadinessRule \(no name\): .*; left out\n$/);
       }
     });
   });
@@ -387,6 +388,20 @@ describe('podlife CLI against hostile cluster text and a hostile API server', ()
           assert.equal(data.pod.node, `node-${text}`);
         }),
         { numRuns: 100 },
+      );
+    });
+
+    it('malformed NodeReadinessRules are left out, each with why; the rest still judge the nodes', async () => {
+      const anyRule = fc.oneof(fc.anything(), fc.record({ metadata: fc.oneof(fc.anything(), fc.record({ name: fc.anything() })), spec: fc.oneof(fc.anything(), fc.record({ conditions: fc.anything(), taint: fc.anything(), enforcementMode: fc.anything(), nodeSelector: fc.anything() })) }));
+      await fc.assert(
+        fc.asyncProperty(fc.array(anyRule, { maxLength: 4 }), async (listed) => {
+          const api = { request: async <T>() => ({ items: [...listed, ...rules] }) as T, get: async <T>() => ({}) as T };
+          const fetched = await fetchRules(api);
+          assert.equal(fetched.rules.length + fetched.unreadable.length, listed.length + rules.length);
+          assert.ok(fetched.rules.includes(rules[0]!));
+          assert.equal(nodesTable([hostileNode('x')], fetched.rules, T0, true).length, 2);
+        }),
+        { numRuns: 200 },
       );
     });
 

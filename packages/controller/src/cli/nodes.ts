@@ -13,7 +13,8 @@
  * - text fits the terminal (80 columns when unknown); `-o wide` adds columns and never wraps;
  * - text from the cluster is shown with control characters escaped (terminal.ts), JSON and YAML
  *   exact; a malformed node (a taint without a key, a condition without a type) is read as far as
- *   it can be (narrow.ts), and a node that still cannot be evaluated is a row that says so;
+ *   it can be (narrow.ts), and a node that still cannot be evaluated is a row that says so; a rule
+ *   that cannot be resolved at all is left out, with a line on stderr saying why;
  * - lists are bounded (`listBounds`, kubeconfig.ts): a server that keeps sending continue tokens
  *   or oversized pages ends the command with an error naming the list.
  */
@@ -45,13 +46,28 @@ export interface Rules {
   rules: NodeReadinessRule[];
   /** False when the API server does not serve NodeReadinessRules (the CRD is not installed). */
   installed: boolean;
+  /** Rules left out because they cannot be read at all (a shape no CRD schema admits): why, each. */
+  unreadable: string[];
+}
+
+/** Why `rule` cannot be resolved at all, or undefined when it can (an invalid rule is read, then rejected). */
+function unreadable(rule: unknown): string | undefined {
+  try {
+    resolveRules([rule as NodeReadinessRule]);
+    return undefined;
+  } catch (err) {
+    const name = (rule as { metadata?: { name?: unknown } } | null)?.metadata?.name;
+    return `${typeof name === 'string' ? name : '(no name)'}: ${err instanceof Error ? err.message : String(err)}`;
+  }
 }
 
 export async function fetchRules(api: ReadApi): Promise<Rules> {
   try {
-    return { rules: await listAll<NodeReadinessRule>(api, rulePath()), installed: true };
+    const listed = await listAll<unknown>(api, rulePath());
+    const why = listed.map(unreadable);
+    return { rules: listed.filter((_, i) => why[i] === undefined) as NodeReadinessRule[], installed: true, unreadable: why.filter((w) => w !== undefined) };
   } catch (err) {
-    if (isNotFound(err)) return { rules: [], installed: false };
+    if (isNotFound(err)) return { rules: [], installed: false, unreadable: [] };
     throw new Error(`cannot list NodeReadinessRules: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
 }
@@ -75,7 +91,8 @@ export function explanationJson(e: NodeExplanation): Omit<NodeExplanation, 'reje
   return { ...e, rejected: Object.fromEntries(e.rejected) };
 }
 
-function noteMissingCrd(rules: Rules, io: Streams): void {
+function noteRules(rules: Rules, io: Streams): void {
+  for (const why of rules.unreadable) io.err(`${terminalText(`podlife: NodeReadinessRule ${why}; left out`)}\n`);
   if (!rules.installed) {
     io.err('podlife: NodeReadinessRules are not installed in this cluster (no nodereadinessrules.readiness.podlife.dev CRD): showing zero-config readiness.k8s.io/ gates only\n');
   }
@@ -93,7 +110,7 @@ export async function runExplainNode(args: ExplainNodeArgs, io: Streams): Promis
       return 1;
     }
     const rules = await fetchRules(client);
-    noteMissingCrd(rules, io);
+    noteRules(rules, io);
     const e = explainNode(node, rules.rules, Date.now(), evaluateOptions);
     io.out(`${renderNodeText(e, args.output, textWidth(args.width, io.columns))}\n`);
     return 0;
@@ -137,7 +154,7 @@ export async function runNodes(args: NodesArgs, io: Streams): Promise<number> {
   const client = await connect(args);
   try {
     const [nodes, rules] = await Promise.all([listAll<unknown>(client, resourcePath({ version: 'v1', resource: 'nodes' })), fetchRules(client)]);
-    noteMissingCrd(rules, io);
+    noteRules(rules, io);
     const nowMs = Date.now();
     if (isData(args.output)) {
       const items = nodes.map((n) => explanationJson(explainNode(narrowNode(n), rules.rules, nowMs, evaluateOptions)));
