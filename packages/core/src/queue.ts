@@ -19,6 +19,7 @@
  */
 import { MaxTimerMs } from './time.js';
 
+/** What a WorkQueue reports as it runs (WorkQueueMetrics gives client-go's metric names). */
 export interface QueueMetrics {
   /** A key entered the queue (dedup'd adds are not counted). */
   adds(): void;
