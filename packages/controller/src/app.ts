@@ -14,7 +14,7 @@ import os from 'node:os';
 import type { KubeConfig, V1Node } from '@kubernetes/client-node';
 import { Manager, type KubeClient, type Logger } from '@podlife/core';
 import { networkConditionsController } from '@podlife/pod-conditions';
-import { nodeReadinessController } from '@podlife/node-readiness';
+import { nodeReadinessController, type NodeReadinessControllers } from '@podlife/node-readiness';
 import type { ControllerConfig } from './options/config-file.js';
 import type { ControllerFlags, ControllerName } from './options/flags.js';
 import { keystoneController, type KeystoneConfig, type KeystoneController } from '@podlife/keystone';
@@ -50,6 +50,7 @@ const available: ReadonlySet<ControllerName> = new Set(['keystone', 'network-con
 export class ControllerApp {
   readonly manager: Manager;
   readonly keystone: KeystoneController | undefined;
+  readonly nodeReadiness: NodeReadinessControllers | undefined;
   webhook: WebhookServer | undefined;
   private readonly opts: ControllerAppOptions;
   private readonly log: Logger;
@@ -111,7 +112,10 @@ export class ControllerApp {
     }
     if (flags.controllers.includes('node-readiness')) {
       // Its own guardrails (rule dryRun, circuit breaker) govern it; --dry-run is per rule there.
-      nodeReadinessController(this.manager, { logger: opts.logger.child({ controller: 'node-readiness' }) });
+      this.nodeReadiness = nodeReadinessController(this.manager, {
+        logger: opts.logger.child({ controller: 'node-readiness' }),
+        ...(config.nodeReadinessClusterGuardrails ? { clusterGuardrails: config.nodeReadinessClusterGuardrails } : {}),
+      });
     }
     if (flags.webhookPort !== undefined) {
       const informer = this.manager.informer<V1Node>({ path: '/api/v1/nodes', transform: keepKubeletVersion, name: 'nodes' });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { ClusterGuardrailDefaults } from '@podlife/node-readiness';
 import { exampleConfig } from '../src/deploy/manifests.js';
 import { formatProblems, parseConfig, defaultConfig, type ConfigResult } from '../src/options/config-file.js';
 
@@ -35,6 +36,7 @@ containerStopSignals: true
       namespaces: ['jobs', 'batch'],
       managedPodsOnly: true,
       containerStopSignals: true,
+      nodeReadinessClusterGuardrails: ClusterGuardrailDefaults,
     });
   });
 
@@ -147,6 +149,67 @@ ephemeralContainer:
     const result = parseConfig('managedPodsOnly: true\n');
     assert.ok(result.ok && result.config.managedPodsOnly === true);
     assert.deepEqual(problems(parseConfig('managedPodsOnly: "yes"\n')), ['managedPodsOnly']);
+  });
+
+  describe('nodeReadiness.clusterGuardrails: limits on taints every NodeReadinessRule adds together', () => {
+    it('defaults to the node-readiness library\'s defaults when absent', () => {
+      const result = parseConfig('keystoneLimit: 1\n');
+      assert.ok(result.ok);
+      assert.deepEqual(result.config.nodeReadinessClusterGuardrails, { additionsPerMinute: 120, additionBurst: 20, maxTaintedPercent: 50 });
+      assert.deepEqual(result.config.nodeReadinessClusterGuardrails, ClusterGuardrailDefaults);
+    });
+
+    it('reads every field, each left out taking its default', () => {
+      const all = parseConfig('nodeReadiness:\n  clusterGuardrails:\n    additionsPerMinute: 30\n    additionBurst: 5\n    maxTaintedPercent: 0\n');
+      assert.ok(all.ok);
+      assert.deepEqual(all.config.nodeReadinessClusterGuardrails, { additionsPerMinute: 30, additionBurst: 5, maxTaintedPercent: 0 });
+      const one = parseConfig('nodeReadiness: { clusterGuardrails: { additionBurst: 40 } }');
+      assert.ok(one.ok);
+      assert.deepEqual(one.config.nodeReadinessClusterGuardrails, { additionsPerMinute: 120, additionBurst: 40, maxTaintedPercent: 50 });
+      const empty = parseConfig('nodeReadiness: {}');
+      assert.ok(empty.ok);
+      assert.deepEqual(empty.config.nodeReadinessClusterGuardrails, ClusterGuardrailDefaults);
+    });
+
+    it('names each value that is not an integer within its bounds', () => {
+      const bad = [
+        ['additionsPerMinute: 0', 'additionsPerMinute', /from 1 to 600000/],
+        ['additionsPerMinute: 600001', 'additionsPerMinute', /from 1 to 600000/],
+        ['additionsPerMinute: 1.5', 'additionsPerMinute', /integer/],
+        ['additionBurst: "20"', 'additionBurst', /from 1 to 100000/],
+        ['additionBurst: 0', 'additionBurst', /from 1 to 100000/],
+        ['maxTaintedPercent: -1', 'maxTaintedPercent', /from 0 to 100/],
+        ['maxTaintedPercent: 101', 'maxTaintedPercent', /from 0 to 100/],
+        ['maxTaintedPercent: .nan', 'maxTaintedPercent', /from 0 to 100/],
+      ] as const;
+      for (const [line, name, message] of bad) {
+        const result = parseConfig(`nodeReadiness:\n  clusterGuardrails:\n    ${line}\n`);
+        assert.deepEqual(problems(result), [`nodeReadiness.clusterGuardrails.${name}`], line);
+        assert.ok(!result.ok && message.test(result.problems[0]?.message ?? ''), line);
+      }
+    });
+
+    it('names an unknown field at either level, and a section that is not a mapping', () => {
+      assert.deepEqual(problems(parseConfig('nodeReadiness: { clusterGuardrails: { maxTaintedPercents: 10 } }')), ['nodeReadiness.clusterGuardrails.maxTaintedPercents']);
+      assert.deepEqual(problems(parseConfig('nodeReadiness: { additionBurst: 10 }')), ['nodeReadiness.additionBurst']);
+      assert.deepEqual(problems(parseConfig('nodeReadiness: [1]')), ['nodeReadiness']);
+      assert.deepEqual(problems(parseConfig('nodeReadiness: { clusterGuardrails: 50 }')), ['nodeReadiness.clusterGuardrails']);
+    });
+
+    it('reports every bad field at once', () => {
+      assert.deepEqual(problems(parseConfig('nodeReadiness: { clusterGuardrails: { additionsPerMinute: -1, additionBurst: 0, maxTaintedPercent: 200 } }')), [
+        'nodeReadiness.clusterGuardrails.additionsPerMinute',
+        'nodeReadiness.clusterGuardrails.additionBurst',
+        'nodeReadiness.clusterGuardrails.maxTaintedPercent',
+      ]);
+    });
+
+    it('the shipped example sets the defaults, so uncommenting nothing changes nothing', () => {
+      const result = parseConfig(exampleConfig);
+      assert.ok(result.ok, formatProblems(result.ok ? [] : result.problems));
+      assert.match(exampleConfig, /^nodeReadiness:\n {2}clusterGuardrails:/m);
+      assert.deepEqual(result.config.nodeReadinessClusterGuardrails, ClusterGuardrailDefaults);
+    });
   });
 
   it('names an unknown field instead of ignoring it', () => {

@@ -36,11 +36,21 @@ export interface ClusterGuardrails {
 /** Twice the per-rule rate limit's defaults (60 per minute, burst 10); the breaker's default share. */
 export const ClusterGuardrailDefaults = { additionsPerMinute: 120, additionBurst: 20, maxTaintedPercent: 50 };
 
+/** The integers each cluster guardrail accepts, bounds included: what a configuration file checks too. */
+export const ClusterGuardrailBounds: Readonly<Record<keyof ClusterGuardrails, { min: number; max: number }>> = {
+  additionsPerMinute: { min: 1, max: 600_000 },
+  additionBurst: { min: 1, max: 100_000 },
+  maxTaintedPercent: { min: 0, max: 100 },
+};
+
 /** What is wrong with `g`, naming the option, or undefined when it is valid. */
 export function clusterGuardrailsProblem(g: ClusterGuardrails, prefix = 'clusterGuardrails'): string | undefined {
-  const check = (value: number | undefined, name: string, min: number, max: number): string | undefined =>
-    value === undefined || (Number.isInteger(value) && value >= min && value <= max) ? undefined : `${prefix}.${name} must be an integer between ${min} and ${max}, got ${String(value)}`;
-  return check(g.additionsPerMinute, 'additionsPerMinute', 1, 600_000) ?? check(g.additionBurst, 'additionBurst', 1, 100_000) ?? check(g.maxTaintedPercent, 'maxTaintedPercent', 0, 100);
+  const check = (name: keyof ClusterGuardrails): string | undefined => {
+    const value = g[name];
+    const { min, max } = ClusterGuardrailBounds[name];
+    return value === undefined || (Number.isInteger(value) && value >= min && value <= max) ? undefined : `${prefix}.${name} must be an integer between ${min} and ${max}, got ${String(value)}`;
+  };
+  return check('additionsPerMinute') ?? check('additionBurst') ?? check('maxTaintedPercent');
 }
 
 /**

@@ -10,7 +10,7 @@ export { planNodePatch } from './node-patch.js';
 export { nodeReadinessMetrics } from './metrics.js';
 export type { NodeReadinessMetrics } from './metrics.js';
 export type { Fleet } from './fleet.js';
-export { ClusterGuardrailDefaults } from './guardrails.js';
+export { ClusterGuardrailBounds, ClusterGuardrailDefaults } from './guardrails.js';
 export type { BreakerVerdict, ClusterGuardrails } from './guardrails.js';
 export { AcceptedCondition, CircuitBreakerCondition, rulePath } from './rule-reconciler.js';
 export { explainNode, renderNodeExplanation, renderNodesTable } from './explain.js';

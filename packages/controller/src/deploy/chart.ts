@@ -358,7 +358,7 @@ function valuesYaml(): string {
     section("Replace the size's requests and limits (empty: the size's).", { resources: {} }),
     section("Replace the size's V8 heap cap in MiB (0: the size's); keep it under the memory limit.", { heapMiB: 0 }),
     section('More environment variables for the controller container (name and value), e.g. a proxy\nsetting or KUBERNETES_SERVICE_HOST where the API server is not reached through its Service.', { extraEnv: [] }),
-    section('The controller configuration file: named exec commands, ephemeral-container image, keystone\nlimit, default strategy. Only the cluster admin chooses these; pods can only name them.', { config: exampleConfig }),
+    section('The controller configuration file: named exec commands, ephemeral-container image, keystone\nlimit, default strategy, node-readiness\'s cluster-wide taint limits. Only the cluster admin\nchooses these; pods can only name them.', { config: exampleConfig }),
     section('The control plane and, for 5 minutes, a node gone not-ready or unreachable; never every taint, so\npools set apart for untrusted workloads stay out of the controller\'s reach (docs/adr/0257).', { tolerations: deployment.spec.template.spec.tolerations }),
     section('The taint keys of your NodeReadinessRules (readiness.k8s.io/...): each tolerated with any effect, so the\ncontroller runs on nodes that still carry them (it removes them). List every rule\'s key: on a cluster where\nevery node starts tainted and no control-plane node takes pods, the controller has nowhere else to run.', { readinessTaints: [...o.readinessTaints] }),
     section('Where the controller runs (node placement), e.g. a pool for cluster services.', { nodeSelector: { ...o.nodeSelector }, affinity: {} }),

@@ -15,6 +15,7 @@
 import type { V1SecurityContext } from '@kubernetes/client-node';
 import { dns1123LabelProblem } from '@podlife/core';
 import { restrictedStopContext } from '@podlife/keystone';
+import { ClusterGuardrailBounds, ClusterGuardrailDefaults, type ClusterGuardrails } from '@podlife/node-readiness';
 import { parseDocument } from 'yaml';
 
 /** How sidecars are stopped when the kubelet does not own them (DESIGN 3.3). */
@@ -48,6 +49,11 @@ export interface ControllerConfig {
    * sidecars whose stop spec is a signal other than TERM, with `lifecycle.stopSignal`. Default false.
    */
   containerStopSignals?: boolean;
+  /**
+   * `nodeReadiness.clusterGuardrails`: limits on taints added by every NodeReadinessRule together
+   * (docs/adr/0259), which no rule author can raise; each field defaults to `ClusterGuardrailDefaults`.
+   */
+  nodeReadinessClusterGuardrails?: Required<ClusterGuardrails>;
 }
 
 /** One problem in a configuration file, naming its field. */
@@ -69,10 +75,13 @@ export const defaultConfig: ControllerConfig = Object.freeze({
   namespaces: [],
   managedPodsOnly: false,
   containerStopSignals: false,
+  nodeReadinessClusterGuardrails: Object.freeze({ ...ClusterGuardrailDefaults }),
 }) as ControllerConfig;
 
-const knownFields = ['execCommands', 'ephemeralContainer', 'keystoneLimit', 'defaultStrategy', 'namespaces', 'managedPodsOnly', 'containerStopSignals'];
+const knownFields = ['execCommands', 'ephemeralContainer', 'keystoneLimit', 'defaultStrategy', 'namespaces', 'managedPodsOnly', 'containerStopSignals', 'nodeReadiness'];
 const ephemeralFields = ['image', 'securityContext', 'matchTargetUser'];
+const nodeReadinessFields = ['clusterGuardrails'];
+const guardrailFields = Object.keys(ClusterGuardrailBounds) as (keyof ClusterGuardrails)[];
 /** securityContext fields a container may set (core/v1 SecurityContext). */
 const securityContextFields: Record<string, 'boolean' | 'integer' | 'object' | 'string'> = {
   allowPrivilegeEscalation: 'boolean',
@@ -107,7 +116,7 @@ export function parseConfig(text: string): ConfigResult {
     return { ok: false, problems: doc.errors.map((e) => ({ field: '', message: `YAML: ${e.message}` })) };
   }
   const raw: unknown = doc.toJS();
-  if (raw === null || raw === undefined) return { ok: true, config: { ...defaultConfig, execCommands: {}, namespaces: [] } };
+  if (raw === null || raw === undefined) return validateConfig({});
   if (!isRecord(raw)) return { ok: false, problems: [{ field: '', message: 'must be a mapping of settings' }] };
   return validateConfig(raw);
 }
@@ -221,6 +230,36 @@ function readBoolean(raw: unknown, field: 'managedPodsOnly' | 'containerStopSign
   return raw;
 }
 
+/** `nodeReadiness.clusterGuardrails`: known fields only, each an integer within the library's bounds. */
+function readNodeReadiness(raw: unknown, problem: Problem): Required<ClusterGuardrails> {
+  const out = { ...ClusterGuardrailDefaults };
+  if (!present(raw)) return out;
+  if (!isRecord(raw)) {
+    problem('nodeReadiness', 'must be a mapping with "clusterGuardrails"');
+    return out;
+  }
+  for (const key of Object.keys(raw)) {
+    if (!nodeReadinessFields.includes(key)) problem(`nodeReadiness.${key}`, `unknown field; the fields are ${nodeReadinessFields.join(', ')}`);
+  }
+  const guardrails = raw.clusterGuardrails;
+  if (!present(guardrails)) return out;
+  if (!isRecord(guardrails)) {
+    problem('nodeReadiness.clusterGuardrails', `must be a mapping of ${guardrailFields.join(', ')}`);
+    return out;
+  }
+  for (const [key, value] of Object.entries(guardrails)) {
+    const field = `nodeReadiness.clusterGuardrails.${key}`;
+    if (!(guardrailFields as string[]).includes(key)) {
+      problem(field, `unknown field; the fields are ${guardrailFields.join(', ')}`);
+      continue;
+    }
+    const { min, max } = ClusterGuardrailBounds[key as keyof ClusterGuardrails];
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) problem(field, `must be an integer from ${min} to ${max}`);
+    else out[key as keyof ClusterGuardrails] = value;
+  }
+  return out;
+}
+
 /** Validates an already-parsed configuration object: every problem found, or the configuration. */
 export function validateConfig(raw: Record<string, unknown>): ConfigResult {
   const problems: ConfigProblem[] = [];
@@ -238,6 +277,7 @@ export function validateConfig(raw: Record<string, unknown>): ConfigResult {
   const namespaces = readNamespaces(raw.namespaces, problem);
   const managedPodsOnly = readBoolean(raw.managedPodsOnly, 'managedPodsOnly', problem);
   const containerStopSignals = readBoolean(raw.containerStopSignals, 'containerStopSignals', problem);
+  const nodeReadinessClusterGuardrails = readNodeReadiness(raw.nodeReadiness, problem);
   if (problems.length > 0) return { ok: false, problems };
   const { ephemeralContainerImage, ephemeralContainerSecurityContext, ephemeralContainerMatchTargetUser } = ephemeral;
   return {
@@ -252,6 +292,7 @@ export function validateConfig(raw: Record<string, unknown>): ConfigResult {
       namespaces,
       managedPodsOnly,
       containerStopSignals,
+      nodeReadinessClusterGuardrails,
     },
   };
 }
