@@ -50,7 +50,8 @@ export const usage = `Usage: podlife-controller [flags]
   --dry-run                   decide and log, never act
   --managed-pods-only         list and watch only pods labelled podlife.dev/managed=true (default: the
                               config file's managedPodsOnly, else every pod); see docs/adr/0131
-  --config=FILE               configuration file (YAML): exec commands, ephemeral image, keystone limit, strategy
+  --config=FILE               configuration file (YAML): exec commands, ephemeral image, keystone limit, strategy,
+                              namespaces, node-readiness guardrails
   --kubeconfig=FILE           kubeconfig (default: KUBECONFIG, ~/.kube/config, then in-cluster)
   --context=NAME              kubeconfig context
   --leader-elect              run only while holding the leader Lease
