@@ -3,7 +3,7 @@
 // is what the AdmissionReview handling costs. Targets (DESIGN 10), at 500 requests/s: p99 <= 1.2x
 // the floor's p99, and < 5 ms. The two routes take turns in rounds of 2 s, 60 s each by default
 // (30,000 samples a route), so both see the same machine. Even so the same route read 0.57-1.45x
-// itself at p99 in 60 s runs (ADR 0245), hence the control below. Each route reports the share of
+// itself at p99 in 60 s runs (ADR 0235), hence the control below. Each route reports the share of
 // the machine's CPU time the hypervisor stole during its rounds: on a virtual machine a burst of steal
 // stalls server and client at once, and a p99 of several milliseconds is then made of it (ADR 0235).
 // The server process also accounts, per route, its garbage collection pauses, its event loop delay,
@@ -12,16 +12,16 @@
 // between the client's clock and the server's (the client's event loop, the kernel, the scheduler).
 // Both processes also time on the clock they share (performance.timeOrigin based): of each route's
 // slowest 1%, the requests that overlapped a garbage collection pause of the server's are counted,
-// and the ratio is shown again without them (no target; ADR 0250).
+// and the ratio is shown again without them (no target; ADR 0235).
 // With --floor-twice a second empty route, on connections of its own, takes its turns beside the
-// other two: the floor against itself, what the instrument reads when nothing differs (ADR 0245).
+// other two: the floor against itself, what the instrument reads when nothing differs (ADR 0235).
 //
 // The client writes each request as bytes built once on kept-alive TLS connections and reads only
-// the answer's head and length (ADR 0249): Node's HTTP client cost about 60-70 us a request at p50 and
+// the answer's head and length (ADR 0235): Node's HTTP client cost about 60-70 us a request at p50 and
 // its own collections added to every tail, a floor of the instrument rather than of the server.
 //
 // The server runs the controller's build (dist), as a controller does; `pnpm bench` builds it first
-// (ADR 0247). With `--conditions=@podlife/source` it runs the sources instead.
+// (ADR 0235). With `--conditions=@podlife/source` it runs the sources instead.
 //
 //   tsc -b packages/controller && node --import tsx bench/webhook/run.ts [--rate 500] [--seconds 60] [--nodes 100] [--round-seconds 2] [--floor-twice]
 import { spawn } from 'node:child_process';
@@ -102,7 +102,7 @@ interface Answer {
 
 /**
  * One kept-alive HTTP/1.1 connection over TLS, one request at a time. The load generator is lean
- * on purpose (ADR 0249): a request is one write of bytes built once, an answer one scan of its
+ * on purpose (ADR 0235): a request is one write of bytes built once, an answer one scan of its
  * head, so the client's own allocation, garbage collection and event loop add little to the
  * latency it measures (the API server's Go client is as lean).
  */

@@ -118,7 +118,7 @@ function describe(v: unknown): string {
 /**
  * The UTF-8 bytes of a patch are written into one buffer kept for the purpose and read back as
  * base64. `Buffer.from` takes its bytes from Node's shared 8 KiB pool and allocates a new pool
- * every few reviews, which set the encoding's tail (docs/adr/0250). A patch that may not fit
+ * every few reviews, which set the encoding's tail (docs/adr/0249). A patch that may not fit
  * (more than a third of the buffer in UTF-16 units) gets a buffer of its own.
  */
 const PATCH_BYTES = Buffer.allocUnsafeSlow(16 * 1024);
