@@ -54,6 +54,19 @@ function stopOf(pod: V1Pod, container: string, options: LifecycleOptions): StopS
   }
 }
 
+const NATIVE_PREFIX_FIRST = Annotation.NativePrefix.charCodeAt(0);
+
+/**
+ * Whether the webhook left a record on the pod: asked of every pod evaluatePod decides on, so it
+ * allocates nothing.
+ */
+function hasNativeRecord(annotations: Record<string, string> | undefined): boolean {
+  if (!annotations) return false;
+  // The first character rules out nearly every key before the comparison of the prefix.
+  for (const key in annotations) if (key.charCodeAt(0) === NATIVE_PREFIX_FIRST && key.startsWith(Annotation.NativePrefix)) return true;
+  return false;
+}
+
 /** The containers the webhook left records on, and what each says. */
 function recordsOf(pod: V1Pod): [string, NativeRecord[]][] {
   const annotations = pod.metadata?.annotations;
@@ -123,6 +136,7 @@ export function nativeFindings(pod: V1Pod, options: LifecycleOptions & { stopSig
 
 /** The NativeMechanisms condition and its Events, for a pod the webhook changed; undefined for any other pod. */
 export function nativeMechanismsUpdate(pod: V1Pod, options: LifecycleOptions & { stopSignals?: boolean } = {}): StatusUpdate | undefined {
+  if (!hasNativeRecord(pod.metadata?.annotations)) return undefined;
   const records = recordsOf(pod);
   if (records.length === 0) return undefined;
   const findings = nativeFindings(pod, options);

@@ -15,7 +15,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { PodLifecycle } from './annotations.js';
 import { lastExit, phaseFromMains, statusOf } from './container-states.js';
-import { DEFAULT_GRACE_SECONDS, DEFAULT_MIN_STAGE_MS, NONE, none, type Decision, type EvaluateOptions } from './decision.js';
+import { DEFAULT_GRACE_SECONDS, NONE, none, type Decision, type EvaluateOptions } from './decision.js';
 import { readProgress, type Progress } from './progress.js';
 import { progressUpdate, stoppedUpdate, type SidecarExit, type StatusUpdate } from './records.js';
 import { scheduleStop, type StopOrder } from './schedule.js';
@@ -35,16 +35,16 @@ export function planStop(pod: V1Pod, lifecycle: PodLifecycle, fired: StopTrigger
   const nowMs = options.nowMs;
   const budgetMs = (pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS) * 1000;
   const progress = readProgress(pod, order.targets, fired.firedAtMs, nowMs);
-  const minStageMs = options.minStageMs ?? DEFAULT_MIN_STAGE_MS;
-  const schedule = scheduleStop({ pod, order, progress, firedAtMs: fired.firedAtMs, budgetMs, nowMs, minStageMs, method: options.strategy ?? 'exec' });
+  const schedule = scheduleStop(pod, order, progress, fired.firedAtMs, fired.firedAtMs + budgetMs, options);
   const updates: StatusUpdate[] = fired.keystoneUpdate ? [fired.keystoneUpdate] : [];
   if (schedule === undefined) return closed(pod, order.targets, progress, fired.firedAtMs, updates);
 
   const stopped = progress.newlyStopped.length === 0 ? progress.stoppedBefore : [...progress.stoppedBefore, ...progress.newlyStopped];
   const changed = !progress.recording || progress.issued.length > progress.recordedCount || progress.newlyStopped.length > 0;
   if (schedule.failed.length > 0 || changed) {
-    updates.push(progressUpdate({ targets: order.targets, issued: progress.issued, stopped, newlyStopped: progress.newlyStopped, failed: schedule.failed }));
+    updates.push(progressUpdate(order.targets, progress.issued, stopped, progress.newlyStopped, schedule.failed));
   }
+  // Named properties, not a spread of the schedule: this is evaluatePod's hottest object.
   return {
     action: 'stop',
     rule: fired.rule,
@@ -53,8 +53,18 @@ export function planStop(pod: V1Pod, lifecycle: PodLifecycle, fired: StopTrigger
     budgetMs,
     remainingMs: Math.max(0, fired.firedAtMs + budgetMs - nowMs),
     targets: order.targets,
-    ...schedule,
+    steps: schedule.steps,
+    currentStage: schedule.currentStage,
+    stagesLeft: schedule.stagesLeft,
+    issue: schedule.issue,
+    escalation: schedule.escalation,
+    stageDeadlineMs: schedule.stageDeadlineMs,
+    nextEvaluationAtMs: schedule.nextEvaluationAtMs,
+    requeueAfterMs: schedule.requeueAfterMs,
+    lateByMs: schedule.lateByMs,
+    late: schedule.late,
     issued: progress.issued,
+    failed: schedule.failed,
     stopped,
     newlyStopped: progress.newlyStopped,
     result: phaseFromMains(pod, lifecycle),

@@ -273,23 +273,21 @@ function exitsNonZero(code: number | undefined): boolean {
   return code !== undefined && code !== 0;
 }
 
-/** What the progress record of a stop holds: its targets, what was issued, what was seen stopped, what failed. */
-export interface ProgressRecord {
-  readonly targets: readonly string[];
-  readonly issued: readonly IssuedStop[];
-  /** Containers the record lists as seen stopped after their stop, `newlyStopped` included. */
-  readonly stopped: readonly string[];
-  /** Seen stopped since the record last said so: each gets its ContainerStopped Event with this update. */
-  readonly newlyStopped: readonly string[];
-  /** Containers still running after their escalation had its minimum share. */
-  readonly failed: readonly string[];
-}
-
-/** The `SidecarsStopped=False` update for a stop in progress: the one builder of the progress record. */
-export function progressUpdate(record: ProgressRecord): StatusUpdate {
-  if (record.failed.length === 0) return stoppingUpdate(record.targets, record.issued, record.stopped, record.newlyStopped);
-  const failure = stopFailedUpdate(record.targets, record.issued, record.failed.join(', '), STILL_RUNNING_NOTE, record.stopped);
-  return { ...failure, events: [...record.newlyStopped.map(containerStoppedEvent), ...failure.events] };
+/**
+ * The `SidecarsStopped=False` update for a stop in progress — its targets, what was issued, what
+ * was seen stopped (`newlyStopped`: since the record last said so, each with its ContainerStopped
+ * Event), what failed: the one builder of the progress record.
+ */
+export function progressUpdate(
+  targets: readonly string[],
+  issued: readonly IssuedStop[],
+  stopped: readonly string[],
+  newlyStopped: readonly string[],
+  failed: readonly string[],
+): StatusUpdate {
+  if (failed.length === 0) return stoppingUpdate(targets, issued, stopped, newlyStopped);
+  const failure = stopFailedUpdate(targets, issued, failed.join(', '), STILL_RUNNING_NOTE, stopped);
+  return { ...failure, events: [...newlyStopped.map(containerStoppedEvent), ...failure.events] };
 }
 
 /** Why a container is reported failed (the Event and the condition say it). */
@@ -317,14 +315,10 @@ export function passRecord(decision: Decision, acted: Pick<ActResult, 'issued'> 
   if (decision.action !== 'stop') return { updates: decision.updates, events };
   const added = acted.issued.filter((s) => !s.escalated || !decision.issued.some((d) => d.escalated && d.container === s.container));
   if (added.length === 0) return { updates: decision.updates, events };
-  const record = progressUpdate({ ...recordOf(decision), issued: [...decision.issued, ...added] });
+  const record = progressUpdate(decision.targets, [...decision.issued, ...added], decision.stopped, decision.newlyStopped, decision.failed);
   const index = decision.updates.findIndex((u) => u.condition.type === ConditionType.SidecarsStopped);
   const updates = index >= 0 ? decision.updates.map((u, i) => (i === index ? record : u)) : [...decision.updates, record];
   return { updates, events };
-}
-
-function recordOf(d: StopDecision): ProgressRecord {
-  return { targets: d.targets, issued: d.issued, stopped: d.stopped, newlyStopped: d.newlyStopped, failed: d.failed };
 }
 
 /** The Event for an action report (undefined for reports that carry no Event of their own), with what the decision adds to it. */

@@ -21,8 +21,9 @@ import { remainingGraceSeconds, stopOrder } from './schedule.js';
 export function ruleK(pod: V1Pod, lifecycle: PodLifecycle, options: EvaluateOptions): Decision {
   const restartPolicy = pod.spec?.restartPolicy ?? 'Always';
   const grace = pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS;
-  const { keystone, exit } = firstKeystone(pod, lifecycle, restartPolicy);
-  if (keystone === undefined) return NONE.waiting;
+  const first = firstKeystone(pod, lifecycle, restartPolicy);
+  if (first === undefined) return NONE.waiting;
+  const { keystone, exit } = first;
   if (lifecycle.onKeystoneExit === 'RestartPod') return restartPod(pod, keystone, exit, grace);
   if (restartPolicy === 'Always') {
     return deletion(keystone, 'RestartPolicyAlways', grace, keystoneFinishedUpdate(keystone.name, exit.exitCode, 'deleting the pod (restartPolicy Always: a keystone exit ends the pod)'));
@@ -49,8 +50,8 @@ export function ruleK(pod: V1Pod, lifecycle: PodLifecycle, options: EvaluateOpti
   return planStop(pod, lifecycle, { rule: 'K', trigger: keystone.name, firedAtMs, keystoneUpdate }, stopOrder(lifecycle, keystone), options);
 }
 
-/** The first keystone to end (earliest finishedAt; spec order breaks ties), and its exit. */
-function firstKeystone(pod: V1Pod, lifecycle: PodLifecycle, restartPolicy: string): { keystone: ContainerLifecycle | undefined; exit: Exit } {
+/** The first keystone to end (earliest finishedAt; spec order breaks ties) and its exit; undefined while none has. */
+function firstKeystone(pod: V1Pod, lifecycle: PodLifecycle, restartPolicy: string): { keystone: ContainerLifecycle; exit: Exit } | undefined {
   let keystone: ContainerLifecycle | undefined;
   let exit: Exit = NO_EXIT;
   for (const k of lifecycle.keystones) {
@@ -63,7 +64,7 @@ function firstKeystone(pod: V1Pod, lifecycle: PodLifecycle, restartPolicy: strin
       exit = e;
     }
   }
-  return { keystone, exit };
+  return keystone === undefined ? undefined : { keystone, exit };
 }
 
 /** RestartPod: nothing to do where the kubelet restarts the pod in place; elsewhere, delete it as TerminatePod. */

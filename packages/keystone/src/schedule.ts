@@ -20,7 +20,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { ContainerLifecycle, PodLifecycle } from './annotations.js';
 import { awaitsJobCount, isStopped, lastExit, statusOf, stopContainerExit, stopFoundNoHandler, stopNotDelivered } from './container-states.js';
-import { DEFAULT_GRACE_SECONDS, LATE_AFTER_MS, type Escalation, type EscalationWhy, type Lateness, type StopMethod, type StopStep } from './decision.js';
+import { DEFAULT_GRACE_SECONDS, DEFAULT_MIN_STAGE_MS, LATE_AFTER_MS, type EvaluateOptions, type Escalation, type EscalationWhy, type Lateness, type StopMethod, type StopStep } from './decision.js';
 import { deliveryFoundNoHandler, escalationTime, type Progress } from './progress.js';
 
 /** How soon a pod whose status patch met a newer pod is looked at again, if no event comes first. */
@@ -59,10 +59,16 @@ export function stopOrder(lifecycle: PodLifecycle, keystone: ContainerLifecycle 
   return { order, targets, mainCount, stageCount: mainCount > 0 ? order.length - mainCount + 1 : order.length };
 }
 
-/** The entries of `order` in stage `i`: [start, end). */
-function stageBounds(o: StopOrder, i: number): readonly [number, number] {
-  if (o.mainCount === 0) return [i, i + 1];
-  return i === 0 ? [0, o.mainCount] : [o.mainCount + i - 1, o.mainCount + i];
+/** The first entry of `order` in stage `i`. */
+function stageStart(o: StopOrder, i: number): number {
+  if (o.mainCount === 0) return i;
+  return i === 0 ? 0 : o.mainCount + i - 1;
+}
+
+/** One past the last entry of `order` in stage `i`. */
+function stageEnd(o: StopOrder, i: number): number {
+  if (o.mainCount === 0) return i + 1;
+  return i === 0 ? o.mainCount : o.mainCount + i;
 }
 
 /** The first stage with a container still running, and when it would have started with a controller always there. */
@@ -76,9 +82,8 @@ export interface CurrentStage {
 export function currentStage(pod: V1Pod, o: StopOrder, firedAtMs: number): CurrentStage | undefined {
   let onTimeStartMs = firedAtMs;
   for (let i = 0; i < o.stageCount; i++) {
-    const [start, end] = stageBounds(o, i);
     const running: ContainerLifecycle[] = [];
-    for (let j = start; j < end; j++) {
+    for (let j = stageStart(o, i), end = stageEnd(o, i); j < end; j++) {
       const c = o.order[j] as ContainerLifecycle;
       const status = statusOf(pod, c.name);
       if (!isStopped(status)) running.push(c);
@@ -93,7 +98,10 @@ export function currentStage(pod: V1Pod, o: StopOrder, firedAtMs: number): Curre
 export function stageDeadline(
   running: readonly ContainerLifecycle[],
   issuedAt: ReadonlyMap<string, number>,
-  timing: { readonly nowMs: number; readonly budgetEndMs: number; readonly stagesLeft: number; readonly minStageMs: number },
+  nowMs: number,
+  budgetEndMs: number,
+  stagesLeft: number,
+  minStageMs: number,
 ): { readonly deadlineMs: number; readonly pending: boolean; readonly stageIssued: boolean } {
   let deadlineMs = 0;
   let pending = false;
@@ -102,8 +110,8 @@ export function stageDeadline(
     const at = issuedAt.get(c.name);
     if (at === undefined) pending = true;
     else stageIssued = true;
-    const from = at ?? timing.nowMs;
-    deadlineMs = Math.max(deadlineMs, from + Math.max(timing.minStageMs, (timing.budgetEndMs - from) / timing.stagesLeft));
+    const from = at ?? nowMs;
+    deadlineMs = Math.max(deadlineMs, from + Math.max(minStageMs, (budgetEndMs - from) / stagesLeft));
   }
   return { deadlineMs, pending, stageIssued };
 }
@@ -150,18 +158,6 @@ export function remainingGraceSeconds(pod: V1Pod, firedAtMs: number, nowMs: numb
   return Math.max(1, Math.ceil((firedAtMs + budgetMs - nowMs) / 1000));
 }
 
-/** The inputs of a stop's schedule. */
-export interface ScheduleInput {
-  readonly pod: V1Pod;
-  readonly order: StopOrder;
-  readonly progress: Progress;
-  readonly firedAtMs: number;
-  readonly budgetMs: number;
-  readonly nowMs: number;
-  readonly minStageMs: number;
-  readonly method: StopMethod;
-}
-
 /** A stop's schedule: the plan, what is due now, and when to look again. */
 export interface StopSchedule {
   readonly steps: readonly StopStep[];
@@ -177,34 +173,43 @@ export interface StopSchedule {
   readonly late: Lateness | undefined;
 }
 
-/** The schedule of a stop (undefined when every target has stopped). */
-export function scheduleStop(s: ScheduleInput): StopSchedule | undefined {
-  const current = currentStage(s.pod, s.order, s.firedAtMs);
+/**
+ * The schedule of a stop of `order`'s containers that fired at `firedAtMs`, with the budget from
+ * `budgetEndMs` on, over the progress read back (undefined when every target has stopped).
+ */
+export function scheduleStop(pod: V1Pod, order: StopOrder, progress: Progress, firedAtMs: number, budgetEndMs: number, options: EvaluateOptions): StopSchedule | undefined {
+  const current = currentStage(pod, order, firedAtMs);
   if (current === undefined) return undefined;
-  const stagesLeft = s.order.stageCount - current.stage;
-  const budgetEndMs = s.firedAtMs + s.budgetMs;
-  const running = current.running.map((c) => c.name);
-  const deadline = stageDeadline(current.running, s.progress.issuedAt, { nowMs: s.nowMs, budgetEndMs, stagesLeft, minStageMs: s.minStageMs });
-  const late = deadline.pending && !deadline.stageIssued && s.nowMs - current.onTimeStartMs > LATE_AFTER_MS ? s.nowMs - current.onTimeStartMs : undefined;
-  const due: EscalationDue = deadline.pending
-    ? { why: undefined, failed: NO_FAILURES, nextAtMs: deadline.deadlineMs }
-    : escalationDue(s.pod, running, s.progress, deadline.deadlineMs, s.nowMs, s.minStageMs);
-  const remainingMs = Math.max(0, budgetEndMs - s.nowMs);
-  const escalation = due.why === undefined ? undefined : escalationOf(s.pod, due.why, running, remainingMs);
-  const { steps, issue } = stepsOf(s, current, escalation !== undefined);
+  const nowMs = options.nowMs;
+  const minStageMs = options.minStageMs ?? DEFAULT_MIN_STAGE_MS;
+  const stagesLeft = order.stageCount - current.stage;
+  const remainingMs = Math.max(0, budgetEndMs - nowMs);
+  const deadline = stageDeadline(current.running, progress.issuedAt, nowMs, budgetEndMs, stagesLeft, minStageMs);
+  // A stage with stops still to issue waits for its deadline; only a stage whose stops all went out may escalate.
+  const due = deadline.pending ? undefined : escalationDue(pod, namesOf(current.running), progress, deadline.deadlineMs, nowMs, minStageMs);
+  const nextAtMs = due === undefined ? deadline.deadlineMs : due.nextAtMs;
+  const escalation = due?.why === undefined ? undefined : escalationOf(pod, due.why, namesOf(current.running), remainingMs);
+  const late = deadline.pending && !deadline.stageIssued && nowMs - current.onTimeStartMs > LATE_AFTER_MS ? nowMs - current.onTimeStartMs : undefined;
+  const steps: StopStep[] = [];
+  const issue: StopStep[] = [];
+  addSteps(steps, issue, pod, order, progress, current, options.strategy ?? 'exec', escalation !== undefined);
   return {
     steps,
     issue,
     escalation,
-    failed: due.failed,
+    failed: due?.failed ?? NO_FAILURES,
     currentStage: current.stage,
     stagesLeft,
     stageDeadlineMs: deadline.deadlineMs,
-    nextEvaluationAtMs: due.nextAtMs,
-    requeueAfterMs: requeueAfter(due.nextAtMs, s.nowMs),
+    nextEvaluationAtMs: nextAtMs,
+    requeueAfterMs: requeueAfter(nextAtMs, nowMs),
     lateByMs: late,
-    late: late === undefined ? undefined : { byMs: late, remainingMs, stagesLeft, minStageMs: s.minStageMs },
+    late: late === undefined ? undefined : { byMs: late, remainingMs, stagesLeft, minStageMs },
   };
+}
+
+function namesOf(containers: readonly ContainerLifecycle[]): string[] {
+  return containers.map((c) => c.name);
 }
 
 function escalationOf(pod: V1Pod, why: EscalationWhy, containers: readonly string[], remainingMs: number): Escalation {
@@ -218,23 +223,28 @@ function escalationOf(pod: V1Pod, why: EscalationWhy, containers: readonly strin
   return { ...base, stopExits };
 }
 
-/** The plan: the current stage's steps (acted on) then the later stages' (not yet), and those due to issue now. */
-function stepsOf(s: ScheduleInput, current: CurrentStage, escalate: boolean): { steps: StopStep[]; issue: StopStep[] } {
-  const steps: StopStep[] = [];
-  const issue: StopStep[] = [];
+/** The plan into `steps`: the current stage's (acted on) then the later stages' (not yet); those due to issue now into `issue`. */
+function addSteps(
+  steps: StopStep[],
+  issue: StopStep[],
+  pod: V1Pod,
+  order: StopOrder,
+  progress: Progress,
+  current: CurrentStage,
+  method: StopMethod,
+  escalate: boolean,
+): void {
   for (const c of current.running) {
-    const step = stopStep(c, current.stage, s.method, s.progress.issuedAt.get(c.name), escalate);
+    const step = stopStep(c, current.stage, method, progress.issuedAt.get(c.name), escalate);
     steps.push(step);
     if (!step.issued) issue.push(step);
   }
-  for (let i = current.stage + 1; i < s.order.stageCount; i++) {
-    const [start, end] = stageBounds(s.order, i);
-    for (let j = start; j < end; j++) {
-      const c = s.order.order[j] as ContainerLifecycle;
-      if (!isStopped(statusOf(s.pod, c.name))) steps.push(stopStep(c, i, s.method, s.progress.issuedAt.get(c.name), false));
+  for (let i = current.stage + 1; i < order.stageCount; i++) {
+    for (let j = stageStart(order, i), end = stageEnd(order, i); j < end; j++) {
+      const c = order.order[j] as ContainerLifecycle;
+      if (!isStopped(statusOf(pod, c.name))) steps.push(stopStep(c, i, method, progress.issuedAt.get(c.name), false));
     }
   }
-  return { steps, issue };
 }
 
 function stopStep(c: ContainerLifecycle, stage: number, method: StopMethod, issuedAtMs: number | undefined, escalate: boolean): StopStep {
