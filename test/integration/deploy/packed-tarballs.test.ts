@@ -35,7 +35,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { evaluatePod } from '@podlife/keystone';
 
 const pod: Wire<V1Pod> = {
-  metadata: { name: 'report', namespace: 'batch', annotations: { [roleKey('proxy')]: 'sidecar' } },
+  metadata: { name: 'report', namespace: 'batch', annotations: { 'role.podlife.dev/proxy': 'sidecar' } },
   spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 30, containers: [{ name: 'app' }, { name: 'proxy' }] },
   status: {
     phase: 'Running',
