@@ -347,8 +347,9 @@ describe('keystone under the restricted Pod Security profile (real node, PodSecu
 
   it('a stop container context that violates the profile is refused, and podlife reports it and ends the pod instead of hanging', async () => {
     const ns = await restrictedNamespace('restricted-refused');
-    // An admin asking for CAP_KILL and escalation, which "restricted" forbids.
-    await startApp(ns, configFrom([
+    // An admin asking for CAP_KILL and escalation, which "restricted" forbids. The configuration
+    // file refuses it, naming each field ...
+    const weakYaml = [
       'defaultStrategy: ephemeral',
       'ephemeralContainer:',
       `  image: ${node.images.busybox}`,
@@ -357,7 +358,17 @@ describe('keystone under the restricted Pod Security profile (real node, PodSecu
       '    capabilities:',
       '      add: [KILL]',
       '',
-    ].join('\n')), { exec: false });
+    ].join('\n');
+    const refused = parseConfig(weakYaml);
+    assert.ok(!refused.ok, 'the configuration file refuses a context weaker than "restricted"');
+    assert.deepEqual(refused.problems.map((p) => p.field), [
+      'ephemeralContainer.securityContext.allowPrivilegeEscalation',
+      'ephemeralContainer.securityContext.capabilities.add[0]',
+    ]);
+    // ... and a program that builds its configuration in code reaches the API server, whose
+    // PodSecurity admission refuses the stop container: podlife reports it and still ends the pod.
+    const base = configFrom(['defaultStrategy: ephemeral', 'ephemeralContainer:', `  image: ${node.images.busybox}`, ''].join('\n'));
+    await startApp(ns, { ...base, ephemeralContainerSecurityContext: { allowPrivilegeEscalation: true, capabilities: { add: ['KILL'] } } }, { exec: false });
     const name = await createJob(ns, 'refused', { [roleKey('proxy')]: 'sidecar' }, [app({ files: ['proxy'] }), trapSidecar('proxy')], 12);
     const failed = await waitFor('a StopFailed Event', async () => (await podlifeEvents(ns, name)).find((e) => e.reason === 'StopFailed'), { timeoutMs: 90_000 });
     assert.equal(failed.type, 'Warning');
