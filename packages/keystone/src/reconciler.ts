@@ -12,7 +12,9 @@
  *   background between reconciles;
  * - never acts on a pod without podlife annotations or outside the scoped namespaces;
  * - conditions are merged by type through pods/status (strategic merge), written only when they
- *   change; every Event comes from `passRecord` (records.ts), a condition's only when it changes,
+ *   change, and only to the pod they were decided on: the patch carries its `metadata.uid`, which
+ *   the API server refuses to change, so a pod recreated under the same name is not written;
+ *   every Event comes from `passRecord` (records.ts), a condition's only when it changes,
  *   an action's once per action, so repeated reconciles repeat nothing. A stop goes out before its
  *   record is written (one round trip less to react);
  * - `dryRun` logs each new decision once and writes nothing;
@@ -80,6 +82,12 @@ interface Unwritten {
 
 function podKey(pod: KubeObject): string {
   return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+}
+
+/** The conditions patch, for the pod of `pod`'s uid only (the API server refuses to change a uid). */
+function statusPatch(pod: V1Pod, conditions: readonly V1PodCondition[]): object {
+  const uid = pod.metadata?.uid;
+  return uid ? { metadata: { uid }, ...conditionsPatch(conditions) } : conditionsPatch(conditions);
 }
 
 function newerResourceVersion(a: string | undefined, b: string | undefined): boolean {
@@ -196,7 +204,7 @@ export class KeystoneReconciler implements Reconciler {
     const path = resourcePath({ version: 'v1', resource: 'pods', namespace, name, subresource: 'status' });
     let written: V1Pod;
     try {
-      written = await this.opts.client.patch<V1Pod>(path, conditionsPatch(conditions), ContentType.StrategicMergePatch);
+      written = await this.opts.client.patch<V1Pod>(path, statusPatch(pod, conditions), ContentType.StrategicMergePatch);
     } catch (err) {
       if (isNotFound(err)) return this.forget(key);
       if (pod.metadata?.uid) this.unwritten.set(key, { uid: pod.metadata.uid, conditions });

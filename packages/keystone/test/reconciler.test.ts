@@ -365,6 +365,34 @@ describe('keystone reconciler', () => {
     assert.deepEqual([h.patches.length, h.execs.length, h.events.length], [0, 0, 0]);
   });
 
+  it("writes its record only to the pod it decided on: a pod recreated under the same name does not get the old one's record", async () => {
+    // The API server refuses a patch whose metadata.uid is not the pod's (a uid never changes).
+    const server = new Map<string, V1Pod>();
+    const bodies: { metadata?: { uid?: string }; status: { conditions: V1PodCondition[] } }[] = [];
+    const client = {
+      async patch<T>(path: string, body: (typeof bodies)[number]): Promise<T> {
+        bodies.push(body);
+        const [, , , , namespace, , name] = path.split('/');
+        const current = structuredClone(server.get(`${namespace}/${name}`)!);
+        if (body.metadata?.uid !== undefined && body.metadata.uid !== current.metadata?.uid) {
+          throw new ApiError(422, 'Invalid', `Pod "${name}" is invalid: metadata.uid: Invalid value: "${body.metadata.uid}": field is immutable`, {});
+        }
+        current.status!.conditions = [...(current.status!.conditions ?? []), ...body.status.conditions];
+        server.set(`${namespace}/${name}`, current);
+        return current as T;
+      },
+    } as unknown as KubeClient;
+    const h = harness({ client });
+    const stale = pod().container('app').sidecar('proxy').finished('app', 0).build();
+    const key = add(h, stale);
+    const recreated = pod().container('app').sidecar('proxy').finished('app', 0).build();
+    recreated.metadata!.uid = 'uid-of-the-new-pod';
+    server.set(key, recreated);
+    await assert.rejects(h.reconciler.reconcile(key, h.abort.signal), /field is immutable/);
+    assert.equal(bodies[0]?.metadata?.uid, 'uid-p', 'the patch names the pod it was decided on');
+    assert.deepEqual(server.get(key)?.status?.conditions, [], 'the new pod is not told that its stop went out');
+  });
+
   it('waits while a main container still runs', async () => {
     const h = harness();
     const key = add(h, pod().container('app').container('worker').sidecar('proxy').finished('app', 0).build());

@@ -1,8 +1,8 @@
 /**
  * What keystone's pod writes rely on to never touch a pod recreated under the same name, checked
  * against a real API server with the bodies keystone sends (the unit suite checks it sends them):
- * the stop container patch carries `metadata.uid`, which the server refuses to change; the phase
- * patch tests `/metadata/uid`; the delete has a uid precondition.
+ * the stop container patch and the conditions patch carry `metadata.uid`, which the server
+ * refuses to change; the phase patch tests `/metadata/uid`; the delete has a uid precondition.
  *
  * @releases newest — uid immutability, JSON patch `test` and delete preconditions are GA API
  *   machinery, alike on every supported release.
@@ -48,6 +48,16 @@ describe('writes that carry the uid are refused on a pod recreated under the sam
     // The same body with the current uid is taken: the uid is what refused it.
     const same = { ...body, metadata: { uid: current.metadata!.uid } };
     assert.equal(await status(client.patch(podsPath(ns, 'job-0', 'ephemeralcontainers'), same, ContentType.StrategicMergePatch)), 200);
+  });
+
+  it("the conditions patch with the old uid is refused, and the new pod does not get the old one's record", async () => {
+    const condition = { type: 'podlife.dev/SidecarsStopped', status: 'False', reason: 'Stopping', message: 'stopping proxy; issued: proxy@1', lastTransitionTime: new Date().toISOString() };
+    const body = { metadata: { uid: oldUid }, status: { conditions: [condition] } };
+    assert.equal(await status(client.patch(podsPath(ns, 'job-0', 'status'), body, ContentType.StrategicMergePatch)), 422);
+    const conditions = (await client.get<V1Pod>(podsPath(ns, 'job-0'))).status?.conditions ?? [];
+    assert.deepEqual(conditions.filter((c) => c.type === condition.type), []);
+    const same = { ...body, metadata: { uid: current.metadata!.uid } };
+    assert.equal(await status(client.patch(podsPath(ns, 'job-0', 'status'), same, ContentType.StrategicMergePatch)), 200);
   });
 
   it('the phase patch testing the old uid is refused (422, read as stale), and the new pod keeps its phase', async () => {
