@@ -128,8 +128,9 @@ export interface StopDecision {
   /** Number of stages still to run, including the current one. */
   readonly stagesLeft: number;
   /**
-   * Due now, in this order: the stop specs of the current stage not yet issued (`issue`), then,
-   * when every one of them was issued, the escalation (`escalation`), if due.
+   * Due now, in this order: the stop specs of the current stage not yet issued (`issue`; one put
+   * off for want of an exec slot once it is due again), then, when every one of them was issued,
+   * the escalation (`escalation`), if due.
    */
   readonly issue: readonly StopStep[];
   readonly escalation: Escalation | undefined;

@@ -9,7 +9,10 @@
  * - a stop's time is the one the record holds (when its delivery returned), so every share is
  *   counted from a stop's delivery, however slow it was; entries of older records carry no time
  *   and are dated by the record's own start;
- * - an entry's delivery finding (`noHandler`) is read back as it was written.
+ * - an entry's delivery finding (`noHandler`) is read back as it was written;
+ * - a deferred entry (`proxy!deferred@…`: nothing was run, for want of an exec slot) is not an
+ *   issued stop: it dates no share and marks nothing stopped; it only says since when the stop
+ *   has been put off (`deferredAt`), for the schedule to say when to try again.
  */
 import type { V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import { findCondition, timeMs } from '@podlife/core';
@@ -29,6 +32,8 @@ export interface Progress {
   readonly issued: readonly IssuedStop[];
   /** When each container's stop spec was first issued. */
   readonly issuedAt: ReadonlyMap<string, number>;
+  /** When each container's stop, not issued yet, was first put off for want of an exec slot. */
+  readonly deferredAt: ReadonlyMap<string, number>;
   /** The time standing in for entries without one. */
   readonly undatedMs: number;
   /** Containers the record lists as seen stopped after their stop. */
@@ -49,22 +54,28 @@ export function readProgress(pod: V1Pod, targets: readonly string[], firedAtMs: 
   const issued = withEphemeralStops(pod, targets, recorded, nowMs);
   // Entries of older records carry no time: the record's own start stands in for it.
   const undatedMs = recording ? (timeMs(condition.lastTransitionTime) ?? firedAtMs) : firedAtMs;
-  const issuedAt = issuedTimes(issued, undatedMs);
+  const issuedAt = issuedTimes(issued, undatedMs, false);
+  const deferredAt = issuedTimes(issued, undatedMs, true);
   const stoppedBefore = recording ? stoppedContainers(condition.message) : NONE_STOPPED;
   const newlyStopped = issuedAt.size > 0 ? stoppedSince(pod, targets, issuedAt, stoppedBefore) : NONE_STOPPED;
-  return { condition, recording, recordedCount: recorded.length, issued, issuedAt, undatedMs, stoppedBefore, newlyStopped };
+  return { condition, recording, recordedCount: recorded.length, issued, issuedAt, deferredAt, undatedMs, stoppedBefore, newlyStopped };
 }
 
-/** When each container's stop spec was first issued (`undated` for entries without a time). */
-function issuedTimes(issued: readonly IssuedStop[], undated: number): ReadonlyMap<string, number> {
+/**
+ * When each container's stop spec was first issued (`deferred` false), or first put off and not
+ * issued since (`deferred` true); `undated` for entries without a time.
+ */
+function issuedTimes(issued: readonly IssuedStop[], undated: number, deferred: boolean): ReadonlyMap<string, number> {
   if (issued.length === 0) return NOTHING_ISSUED;
-  const out = new Map<string, number>();
+  let out: Map<string, number> | undefined;
   for (const s of issued) {
-    if (s.escalated) continue;
+    if (s.escalated || (s.deferred === true) !== deferred) continue;
     const at = s.atMs ?? undated;
-    const known = out.get(s.container);
-    if (known === undefined || at < known) out.set(s.container, at);
+    const known = out?.get(s.container);
+    if (known === undefined || at < known) (out ??= new Map()).set(s.container, at);
   }
+  if (out === undefined) return NOTHING_ISSUED;
+  if (deferred) for (const s of issued) if (s.deferred !== true && !s.escalated) out.delete(s.container);
   return out;
 }
 
@@ -106,7 +117,7 @@ function withEphemeralStops(pod: V1Pod, targets: readonly string[], recorded: re
   const targetOf = new Map<string, string | undefined>();
   for (const e of ephemerals) if (e && typeof e.name === 'string') targetOf.set(e.name, e.targetContainerName);
   const seen = new Set<string>();
-  for (const s of issued) seen.add(issuedKey(s.container, s.escalated));
+  for (const s of issued) if (s.deferred !== true) seen.add(issuedKey(s.container, s.escalated));
   for (const container of targets) {
     for (const escalated of [false, true]) {
       if (seen.has(issuedKey(container, escalated))) continue;

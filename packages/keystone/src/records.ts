@@ -10,7 +10,9 @@
  *   `issuedStops` reads back — container names are DNS labels, so ',', ':' and '@' can never be
  *   part of one; the human part before it is clipped, the list itself never is (docs/adr/0091);
  *   An entry may carry what its delivery found (`proxy!nohandler@…`: PID 1 has no handler for
- *   the signal), for the next evaluation to decide on;
+ *   the signal), or that it was not delivered at all because the namespace had its share of exec
+ *   slots (`proxy!deferred@…`: the stop is still to be issued), for the next evaluation to
+ *   decide on; a container has at most one `!deferred` entry, dropped once its stop is issued;
  * - one builder of the progress record (`progressUpdate`), used by the decision and, once its
  *   actions have run, by `passRecord` to add what they issued;
  * - one Event path: every Event a stop produces comes from here, derived from the decision and
@@ -106,9 +108,15 @@ export interface IssuedStop {
   readonly atMs?: number;
   /** Its delivery found PID 1 without a handler for the signal (the kernel dropped it): escalation is due. */
   readonly noHandler?: boolean;
+  /**
+   * Not issued: nothing was run, the namespace had its share of exec slots. The stop is still to
+   * be issued; `atMs` says when it was first put off, and the schedule says when to try again.
+   */
+  readonly deferred?: boolean;
 }
 
 const NO_HANDLER_MARK = '!nohandler';
+const DEFERRED_MARK = '!deferred';
 
 const ISSUED_MARK = 'issued: ';
 
@@ -147,7 +155,13 @@ function progressMessage(human: string, issued: readonly IssuedStop[], stopped: 
 const STOPPED_MARK = 'stopped: ';
 
 function formatIssued(s: IssuedStop): string {
-  const name = s.escalated ? `${s.container}:KILL` : s.noHandler === true ? `${s.container}${NO_HANDLER_MARK}` : s.container;
+  const name = s.escalated
+    ? `${s.container}:KILL`
+    : s.noHandler === true
+      ? `${s.container}${NO_HANDLER_MARK}`
+      : s.deferred === true
+        ? `${s.container}${DEFERRED_MARK}`
+        : s.container;
   return s.atMs === undefined ? name : `${name}@${Math.round(s.atMs)}`;
 }
 
@@ -197,17 +211,19 @@ export function issuedStops(message: string | undefined): IssuedStop[] {
     const at = part.indexOf('@');
     const name = at < 0 ? part : part.slice(0, at);
     const atMs = at < 0 ? Number.NaN : Number(part.slice(at + 1));
-    const colon = name.indexOf(':');
-    const mark = name.endsWith(NO_HANDLER_MARK);
-    const stop: IssuedStop =
-      colon >= 0
-        ? { container: name.slice(0, colon), escalated: true }
-        : mark
-          ? { container: name.slice(0, -NO_HANDLER_MARK.length), escalated: false, noHandler: true }
-          : { container: name, escalated: false };
+    const stop = issuedEntry(name);
     out.push(Number.isFinite(atMs) ? { ...stop, atMs } : stop);
   }
   return out;
+}
+
+/** One entry's name part: `proxy`, `proxy:KILL`, `proxy!nohandler` or `proxy!deferred`. */
+function issuedEntry(name: string): IssuedStop {
+  const colon = name.indexOf(':');
+  if (colon >= 0) return { container: name.slice(0, colon), escalated: true };
+  if (name.endsWith(NO_HANDLER_MARK)) return { container: name.slice(0, -NO_HANDLER_MARK.length), escalated: false, noHandler: true };
+  if (name.endsWith(DEFERRED_MARK)) return { container: name.slice(0, -DEFERRED_MARK.length), escalated: false, deferred: true };
+  return { container: name, escalated: false };
 }
 
 export function stopFailedUpdate(targets: readonly string[], issued: readonly IssuedStop[], container: string, why: string, stopped: readonly string[] = []): StatusUpdate {
@@ -303,8 +319,9 @@ export interface PassRecord {
 
 /**
  * What a pass records once its actions have run: the decision's conditions, with the progress
- * record extended by what was issued (a repeated escalation is not a new entry: the first one
- * dates the failure report), and an Event per action report.
+ * record extended by what was issued, and an Event per action report. A repeated escalation is
+ * not a new entry (the first one dates the failure report), nor is a stop deferred again (the
+ * first deferral stays, so retries write nothing); a stop issued drops its `!deferred` entry.
  */
 export function passRecord(decision: Decision, acted: Pick<ActResult, 'issued'> & { readonly reports?: readonly ActionReport[] }): PassRecord {
   const events: LifecycleEvent[] = [];
@@ -313,12 +330,20 @@ export function passRecord(decision: Decision, acted: Pick<ActResult, 'issued'> 
     if (e) events.push(e);
   }
   if (decision.action !== 'stop') return { updates: decision.updates, events };
-  const added = acted.issued.filter((s) => !s.escalated || !decision.issued.some((d) => d.escalated && d.container === s.container));
+  const added = acted.issued.filter((s) => isNewEntry(s, decision.issued));
   if (added.length === 0) return { updates: decision.updates, events };
-  const record = progressUpdate(decision.targets, [...decision.issued, ...added], decision.stopped, decision.newlyStopped, decision.failed);
+  const kept = decision.issued.filter((d) => d.deferred !== true || !added.some((s) => s.container === d.container && s.deferred !== true));
+  const record = progressUpdate(decision.targets, [...kept, ...added], decision.stopped, decision.newlyStopped, decision.failed);
   const index = decision.updates.findIndex((u) => u.condition.type === ConditionType.SidecarsStopped);
   const updates = index >= 0 ? decision.updates.map((u, i) => (i === index ? record : u)) : [...decision.updates, record];
   return { updates, events };
+}
+
+/** Whether `s` adds to the record `recorded`: not a repeated escalation, nor a stop deferred again. */
+function isNewEntry(s: IssuedStop, recorded: readonly IssuedStop[]): boolean {
+  if (s.escalated) return !recorded.some((d) => d.escalated && d.container === s.container);
+  if (s.deferred === true) return !recorded.some((d) => d.deferred === true && d.container === s.container);
+  return true;
 }
 
 /** The Event for an action report (undefined for reports that carry no Event of their own), with what the decision adds to it. */
@@ -334,6 +359,8 @@ export function actionEvent(report: ActionReport, decision?: Decision): Lifecycl
             note: `could not deliver ${report.stop} to container ${report.container}: ${report.error ?? 'unknown error'}`,
             action: 'Stop',
           };
+    case 'stop-deferred':
+      return undefined; // not a failure: the stop is still to be issued, and the record says when it was put off
     case 'escalated':
       return escalationEvent(report, stop?.escalation?.stopExits?.[report.container]);
     case 'deleted':

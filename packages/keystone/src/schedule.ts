@@ -15,7 +15,11 @@
  * - the escalation is due when the share ran out, when a delivery or a stop container found PID 1
  *   without a handler, when a stop container failed without delivering, and again while an
  *   escalation did not take — then not hurried (every `minStageMs`), its containers reported
- *   failed once it is `minStageMs` old.
+ *   failed once it is `minStageMs` old;
+ * - a stop put off for want of an exec slot (a `!deferred` entry) is still to be issued: it is
+ *   due again DEFERRED_RETRY_MS after it was put off, and every DEFERRED_RETRY_MS after that
+ *   while the record still shows it; its share counts from its delivery like any other, and no
+ *   escalation is due while a stop of the stage waits (docs/adr/0261).
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { ContainerLifecycle, PodLifecycle } from './annotations.js';
@@ -25,6 +29,14 @@ import { deliveryFoundNoHandler, escalationTime, type Progress } from './progres
 
 /** How soon a pod whose status patch met a newer pod is looked at again, if no event comes first. */
 export const STALE_RETRY_MS = 500;
+
+/**
+ * How long a stop put off for want of an exec slot waits before it is tried again. A slot frees
+ * as soon as one of the namespace's commands returns (a stop's budget, 10 s, at most), so a
+ * second is short beside a stage's share (at least 2 s) and long beside a failed exec's cost
+ * (the deferral itself runs nothing and writes the record once).
+ */
+export const DEFERRED_RETRY_MS = 1000;
 
 /** The containers a rule stops, in stop order, and how they group into stages. */
 export interface StopOrder {
@@ -147,6 +159,27 @@ export function escalationDue(pod: V1Pod, running: readonly string[], progress: 
   return { why: undefined, failed: NO_FAILURES, nextAtMs: deadlineMs };
 }
 
+/** Whether a stop put off at `deferredAtMs` (undefined: never) may be tried now. */
+function retryDue(deferredAtMs: number | undefined, nowMs: number): boolean {
+  return deferredAtMs === undefined || nowMs >= deferredAtMs + DEFERRED_RETRY_MS;
+}
+
+/**
+ * When to look again for the stops of `running` put off for want of an exec slot: when the first
+ * of them is due again, or, for one tried now, DEFERRED_RETRY_MS from now (put off once more, it
+ * is not recorded again, so no write of ours wakes the pod). Undefined when none was put off.
+ */
+function deferredRetryAt(running: readonly ContainerLifecycle[], deferredAt: ReadonlyMap<string, number>, nowMs: number): number | undefined {
+  let at: number | undefined;
+  for (const c of running) {
+    const since = deferredAt.get(c.name);
+    if (since === undefined) continue;
+    const next = retryDue(since, nowMs) ? nowMs + DEFERRED_RETRY_MS : since + DEFERRED_RETRY_MS;
+    if (at === undefined || next < at) at = next;
+  }
+  return at;
+}
+
 /** The delay to evaluate again after, from the decision's time; at least 1 ms. */
 export function requeueAfter(nextAtMs: number | undefined, nowMs: number): number | undefined {
   return nextAtMs === undefined ? undefined : Math.max(1, nextAtMs - nowMs);
@@ -187,15 +220,18 @@ export function scheduleStop(pod: V1Pod, order: StopOrder, progress: Progress, f
   const deadline = stageDeadline(current.running, progress.issuedAt, nowMs, budgetEndMs, stagesLeft, minStageMs);
   // A stage with stops still to issue waits for its deadline; only a stage whose stops all went out may escalate.
   const due = deadline.pending ? undefined : escalationDue(pod, namesOf(current.running), progress, deadline.deadlineMs, nowMs, minStageMs);
-  const nextAtMs = due === undefined ? deadline.deadlineMs : due.nextAtMs;
+  const retryAtMs = progress.deferredAt.size === 0 ? undefined : deferredRetryAt(current.running, progress.deferredAt, nowMs);
+  const nextAtMs = earliest(due === undefined ? deadline.deadlineMs : due.nextAtMs, retryAtMs);
   const escalation = due?.why === undefined ? undefined : escalationOf(pod, due.why, namesOf(current.running), remainingMs);
-  const late = deadline.pending && !deadline.stageIssued && nowMs - current.onTimeStartMs > LATE_AFTER_MS ? nowMs - current.onTimeStartMs : undefined;
+  // A stage put off by the exec slots is not late for want of a controller.
+  const lateMs = deadline.pending && !deadline.stageIssued && retryAtMs === undefined ? nowMs - current.onTimeStartMs : 0;
+  const late = lateMs > LATE_AFTER_MS ? lateMs : undefined;
   const steps: StopStep[] = [];
   const issue: StopStep[] = [];
   addSteps(steps, issue, pod, order, progress, current, options.strategy ?? 'exec', escalation !== undefined);
   return {
     steps,
-    issue,
+    issue: retryAtMs === undefined ? issue : issue.filter((s) => retryDue(progress.deferredAt.get(s.container), nowMs)),
     escalation,
     failed: due?.failed ?? NO_FAILURES,
     currentStage: current.stage,
@@ -206,6 +242,10 @@ export function scheduleStop(pod: V1Pod, order: StopOrder, progress: Progress, f
     lateByMs: late,
     late: late === undefined ? undefined : { byMs: late, remainingMs, stagesLeft, minStageMs },
   };
+}
+
+function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
 }
 
 function namesOf(containers: readonly ContainerLifecycle[]): string[] {

@@ -3,11 +3,13 @@ import type { V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import { Controller, type KubeClient } from '@podlife/core';
 import { describe, it } from 'mocha';
 import sinon from 'sinon';
-import { stopByExec, type ExecResult, type PodApi, type PodExecApi, type PodRef } from '../src/index.js';
+import { evaluatePod, stopByExec, type ExecResult, type PodApi, type PodExecApi, type PodRef, type StopDecision } from '../src/index.js';
 import { KeystoneReconciler } from '../src/reconciler.js';
+import { DEFERRED_RETRY_MS } from '../src/schedule.js';
 import { guardExec } from '../src/strategies/api.js';
 import { ExecSlots, limitExecPerNamespace } from '../src/strategies/exec-slots.js';
 import { STOP_BUDGET_MS } from '../src/strategies/exec.js';
+import { pod, T0 } from './fixtures.js';
 
 const ok: ExecResult = { exitCode: 0, stdout: '', stderr: '' };
 const quit = { kind: 'http', port: 8080, path: '/quit' } as const;
@@ -193,5 +195,100 @@ describe("a tenant whose stops hang does not delay another namespace's stop", ()
     } finally {
       await controller.stop();
     }
+  });
+});
+
+describe('a stop put off for want of an exec slot is retried, not failed', () => {
+  /**
+   * A reconciler whose status writes land in `pods` (the cache sees them at once, as if the watch
+   * delivered them) and whose exec goes through `slots`; what ran and what was announced is kept.
+   */
+  function deferring(slots: ExecSlots, clock: { now: number }) {
+    const pods = new Map<string, V1Pod>();
+    const seen = { execs: 0, patches: 0, events: [] as string[] };
+    const client = {
+      async patch<T>(path: string, body: { status: { conditions: V1PodCondition[] } }): Promise<T> {
+        seen.patches++;
+        const [, , , , namespace, , name] = path.split('/');
+        const current = structuredClone(pods.get(`${namespace}/${name}`)!);
+        const conditions = (current.status!.conditions ?? []).filter((c) => !body.status.conditions.some((n) => n.type === c.type));
+        current.status!.conditions = [...conditions, ...body.status.conditions];
+        pods.set(`${namespace}/${name}`, current);
+        return structuredClone(current) as T;
+      },
+    } as unknown as KubeClient;
+    const transport: PodExecApi = {
+      exec: async () => {
+        seen.execs++;
+        return ok;
+      },
+    };
+    const noWrites: PodApi = { addEphemeralContainer: async () => undefined, deletePod: async () => 'deleted', patchStatus: async () => undefined };
+    const reconciler = new KeystoneReconciler({
+      client,
+      getPod: (key) => pods.get(key),
+      pods: noWrites,
+      exec: limitExecPerNamespace(transport, slots),
+      events: { event: async (_o: unknown, _type: string, reason: string) => void seen.events.push(reason) },
+      now: () => clock.now,
+      config: { minStageMs: 2000 },
+    });
+    return { reconciler, pods, seen };
+  }
+
+  const record = (p: V1Pod | undefined) => p?.status?.conditions?.find((c) => c.type === 'podlife.dev/SidecarsStopped')?.message ?? '';
+  const signal = () => new AbortController().signal;
+
+  it('with the slots full: no StopFailed, no issued time; the next passes wait a second, then issue it once a slot frees', async () => {
+    const slots = new ExecSlots(1);
+    const held = slots.tryAcquire('default');
+    const clock = { now: T0 + 2000 };
+    const { reconciler, pods, seen } = deferring(slots, clock);
+    const key = 'default/job-abc';
+    pods.set(key, pod().container('app').sidecar('proxy').finished('app', 0, T0 + 1000).build());
+
+    await reconciler.reconcile(key, signal());
+    assert.equal(seen.execs, 0, 'nothing ran');
+    assert.deepEqual(seen.events, [], 'no StopFailed: the stop did not fail, it is still to be issued');
+    assert.match(record(pods.get(key)), new RegExp(`issued: proxy!deferred@${T0 + 2000}$`));
+    const decided = evaluatePod(pods.get(key)!, { nowMs: T0 + 2010, minStageMs: 2000 }) as StopDecision;
+    assert.deepEqual(
+      decided.steps.map((s) => [s.container, s.issued, s.issuedAtMs]),
+      [['proxy', false, undefined]],
+      'the record gives the stop no issued time',
+    );
+
+    // The record's write wakes the pod: that pass decides when to try again.
+    clock.now = T0 + 2010;
+    assert.deepEqual(await reconciler.reconcile(key, signal()), { requeueAfterMs: DEFERRED_RETRY_MS - 10 });
+    assert.equal(seen.patches, 1);
+
+    // Still no slot a second later: put off again, nothing written (the first deferral stays), looked at again in a second.
+    clock.now = T0 + 3000;
+    assert.deepEqual(await reconciler.reconcile(key, signal()), { requeueAfterMs: DEFERRED_RETRY_MS });
+    assert.deepEqual([seen.execs, seen.patches, seen.events], [0, 1, []]);
+
+    held?.();
+    clock.now = T0 + 4000;
+    // A retry looks again in a second in case it is put off once more; issued, its record's write wakes the pod.
+    assert.deepEqual(await reconciler.reconcile(key, signal()), { requeueAfterMs: DEFERRED_RETRY_MS });
+    assert.equal(seen.execs, 1, 'issued');
+    assert.deepEqual(seen.events, ['StoppingContainer']);
+    assert.match(record(pods.get(key)), new RegExp(`issued: proxy@${T0 + 4000}$`), 'the deferral is dropped once the stop is issued');
+    // Issued at T0+4000: its share runs to the end of the budget (T0+31000), counted from its delivery.
+    clock.now = T0 + 4010;
+    assert.deepEqual(await reconciler.reconcile(key, signal()), { requeueAfterMs: 26_990 });
+    assert.equal(seen.execs, 1, 'issued once');
+  });
+
+  it('a stop put off until late in the budget still gets the minimum share from its delivery, never an early escalation', () => {
+    const deferred = `stopping proxy; issued: proxy!deferred@${T0 + 2000}`;
+    const p = pod().container('app').sidecar('proxy').finished('app', 0, T0 + 1000).condition('podlife.dev/SidecarsStopped', 'False', deferred, T0 + 2000).build();
+    const late = evaluatePod(p, { nowMs: T0 + 31_500, minStageMs: 2000 }) as StopDecision;
+    assert.equal(late.escalation, undefined, 'a stop never issued is never escalated');
+    assert.deepEqual(late.issue.map((s) => s.container), ['proxy']);
+    p.status!.conditions![0]!.message = `stopping proxy; issued: proxy@${T0 + 31_500}`;
+    const after = evaluatePod(p, { nowMs: T0 + 32_000, minStageMs: 2000 }) as StopDecision;
+    assert.deepEqual([after.escalation, after.requeueAfterMs], [undefined, 1500], 'its share: at least minStageMs from the delivery');
   });
 });

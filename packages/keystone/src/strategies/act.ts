@@ -13,6 +13,9 @@
  * - every attempted stop is returned with the time its attempt returned (a stop through pods/exec
  *   has reached the container by then, however slow the exec was), and every action is returned
  *   as a report (and passed to `report`, if given), for the record, Events and metrics;
+ * - a stop whose exec was not run because its namespace had its share of exec slots is returned
+ *   as `deferred` (report `stop-deferred`), neither issued nor failed: when to try it again is
+ *   the next evaluation's to decide, from the record;
  * - a status patch refused because the pod changed since it was read (its `test` operation) is
  *   `stale`, not a failure: the caller evaluates again on the newer pod;
  * - never throws for API failures.
@@ -42,6 +45,15 @@ export type ActionReport =
       readonly noHandler?: boolean;
     }
   | {
+      /** Nothing was run: the namespace had its share of exec slots; the stop is still to be issued. */
+      readonly kind: 'stop-deferred';
+      readonly container: string;
+      readonly stop: string;
+      readonly method: StopMethod;
+      readonly detail: string;
+      readonly error?: string;
+    }
+  | {
       readonly kind: 'escalated';
       readonly container: string;
       readonly why: EscalationWhy;
@@ -68,7 +80,7 @@ export interface ActContext {
 
 /** The outcome of one pass of `actOn`. */
 export interface ActResult {
-  /** Stops attempted in this pass (escalations included), to add to the progress record. */
+  /** Stops attempted in this pass (escalations and deferred ones included), to add to the progress record. */
   readonly issued: readonly IssuedStop[];
   /** False when an action failed: the caller retries later. */
   readonly ok: boolean;
@@ -138,8 +150,15 @@ async function actOnStop(pod: V1Pod, decision: StopDecision, ctx: ActContext, re
   );
   const issued: IssuedStop[] = [];
   for (const { step, attempt, atMs } of attempts) {
-    const { method, ok, detail, error, noHandler } = attempt;
-    report({ kind: 'stop-issued', container: step.container, stop: formatStopSpec(step.stop), method, ok, detail, ...(error !== undefined ? { error } : {}), ...(noHandler ? { noHandler } : {}) });
+    const { method, ok, detail, error, noHandler, deferred } = attempt;
+    const stop = formatStopSpec(step.stop);
+    const why = error !== undefined ? { error } : {};
+    if (deferred) {
+      report({ kind: 'stop-deferred', container: step.container, stop, method, detail, ...why });
+      issued.push({ container: step.container, escalated: false, atMs, deferred });
+      continue;
+    }
+    report({ kind: 'stop-issued', container: step.container, stop, method, ok, detail, ...why, ...(noHandler ? { noHandler } : {}) });
     issued.push(noHandler ? { container: step.container, escalated: false, atMs, noHandler } : { container: step.container, escalated: false, atMs });
   }
   const escalation = decision.escalation;
@@ -175,7 +194,10 @@ async function endThroughKubelet(pod: V1Pod, result: 'Succeeded' | 'Failed', esc
 
 type PhaseOutcome = Awaited<ReturnType<typeof markPhase>>;
 
-/** Delivers a stop spec: the preferred method first, the other as fallback where it can apply. */
+/**
+ * Delivers a stop spec: the preferred method first, the other as fallback where it can apply. The
+ * outcome is the last method's: `deferred` when that one was put off for want of an exec slot.
+ */
 export async function issueStop(
   pod: V1Pod,
   container: string,
