@@ -14,13 +14,16 @@
  *   (the API server filters), and counts annotated pods without the label
  *   (`podlife_unlabelled_annotated_pods`, docs/adr/0131);
  * - a pod is reconciled when it changes and when its decision says (a stage's deadline); with
- *   nothing running between reconciles, stopping the controller stops everything it does.
+ *   nothing running between reconciles, stopping the controller stops everything it does;
+ * - with the exec strategy, one namespace holds at most a quarter of the workers with commands in
+ *   flight (`execSlotsPerNamespace`, at least 1), however few workers it runs (docs/adr/0261).
  */
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { Controller, objectKey, silentLogger, type Informer, type Manager } from '@podlife/core';
 import { ManagedLabel } from './annotations.js';
 import { KeystoneReconciler, type KeystoneReconcilerOptions } from './reconciler.js';
 import { createExecApi } from './strategies/api.js';
+import { DEFAULT_EXEC_SLOTS_PER_NAMESPACE } from './strategies/exec-slots.js';
 import { hasPodlifeAnnotation, keepLifecycleFields } from './transform.js';
 import { UnlabelledPodAudit } from './unlabelled.js';
 
@@ -42,6 +45,14 @@ export interface KeystoneControllerOptions extends Omit<KeystoneReconcilerOption
 
 /** Pods the keystone controller reconciles at once unless told otherwise (docs/adr/0181). */
 const DEFAULT_KEYSTONE_CONCURRENCY = 64;
+
+/**
+ * The exec slots one namespace gets with `concurrency` workers: a quarter of them, at least 1, so
+ * that one tenant's hanging commands leave three quarters of the workers to the others.
+ */
+export function execSlotsPerNamespace(concurrency: number): number {
+  return Number.isFinite(concurrency) ? Math.max(1, Math.floor(concurrency / 4)) : DEFAULT_EXEC_SLOTS_PER_NAMESPACE;
+}
 
 /** A core Controller running the KeystoneReconciler, with its pod informers. */
 export class KeystoneController extends Controller {
@@ -76,13 +87,15 @@ export function keystoneController(manager: Manager, opts: KeystoneControllerOpt
     const informer = namespaces.length === 0 ? informers[0] : byNamespace.get(key.slice(0, key.indexOf('/')));
     return informer?.store.get(key);
   };
+  const concurrency = opts.concurrency ?? DEFAULT_KEYSTONE_CONCURRENCY;
+  const perNamespace = execSlotsPerNamespace(concurrency);
   const reconciler = new KeystoneReconciler({
     ...opts,
     client: manager.client,
     getPod,
     events: manager.events,
     registry: manager.registry,
-    exec: opts.exec ?? (opts.kubeConfig ? createExecApi(opts.kubeConfig, { client: manager.client }) : undefined),
+    exec: opts.exec ?? (opts.kubeConfig ? createExecApi(opts.kubeConfig, { client: manager.client, perNamespace }) : undefined),
   });
   const unlabelled = new UnlabelledPodAudit({
     registry: manager.registry,
@@ -91,7 +104,7 @@ export function keystoneController(manager: Manager, opts: KeystoneControllerOpt
       ? { audit: { client: manager.client, paths, ...(opts.unlabelledAuditIntervalMs !== undefined ? { intervalMs: opts.unlabelledAuditIntervalMs } : {}) } }
       : { informers }),
   });
-  const controller = new KeystoneController(reconciler, informers, opts.concurrency ?? DEFAULT_KEYSTONE_CONCURRENCY, unlabelled);
+  const controller = new KeystoneController(reconciler, informers, concurrency, unlabelled);
   // Namespaces never acted in (ADR 0257): their pods are never queued.
   const excluded = new Set(opts.config?.excludedNamespaces ?? []);
   const ours = (pod: V1Pod): string[] => (hasPodlifeAnnotation(pod.metadata?.annotations) && !excluded.has(pod.metadata?.namespace ?? '') ? [objectKey(pod)] : []);
