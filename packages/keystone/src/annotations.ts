@@ -405,6 +405,11 @@ class ContainerKeys {
   /** A pod-level key (`podlife.dev/on-keystone-exit`, ...) is among the pod's own keys. */
   podLevelKeys = false;
   /**
+   * False only when no key is a record of podlife's webhook (`native.podlife.dev/<container>`);
+   * an inherited key sets it too, for the NativeMechanisms check reads those as well.
+   */
+  mayHoldNativeRecords = false;
+  /**
    * The alias keys (`sidecars.alpha.kubernetes.io/<name>`) that set a role, by container index,
    * for messages; any other role was set by `role.podlife.dev/<name>`. Created with the first.
    */
@@ -502,10 +507,14 @@ const hasOwnProperty = Object.prototype.hasOwnProperty;
 function readContainerKeys(annotations: Record<string, unknown>, spec: SpecView, options: LifecycleOptions, problems: Problems): ContainerKeys {
   const keys = new ContainerKeys(spec);
   for (const key in annotations) {
-    if (!hasOwnProperty.call(annotations, key)) continue;
+    if (!hasOwnProperty.call(annotations, key)) {
+      keys.mayHoldNativeRecords = true;
+      continue;
+    }
     const prefix = containerKeyPrefix(key);
     if (prefix === undefined) {
-      keys.podLevelKeys ||= isPodLevelKey(key);
+      if (isPodLevelKey(key)) keys.podLevelKeys = true;
+      else if (isNativeRecordKey(key)) keys.mayHoldNativeRecords = true;
       continue;
     }
     const value = annotations[key];
@@ -525,6 +534,10 @@ function readContainerKeys(annotations: Record<string, unknown>, spec: SpecView,
 type PodOptions = Pick<PodLifecycle, 'onKeystoneExit' | 'completion' | 'nativeSidecarsMode'>;
 
 const DEFAULT_POD_OPTIONS: PodOptions = Object.freeze({ onKeystoneExit: 'StopContainers', completion: 'containers', nativeSidecarsMode: 'auto' });
+
+function isNativeRecordKey(key: string): boolean {
+  return key.charCodeAt(0) === 110 /* n */ && hasPrefix(key, Annotation.NativePrefix);
+}
 
 function isPodLevelKey(key: string): boolean {
   return key.charCodeAt(0) === 112 /* p */ && (key === Annotation.OnKeystoneExit || key === Annotation.Completion || key === Annotation.NativeSidecars);
@@ -617,11 +630,27 @@ function lifecycleOf(keys: ContainerKeys, options: PodOptions): PodLifecycle {
  * lists at most `REPORTED_PROBLEMS_MAX` problems, each with a bounded message, and counts the rest.
  */
 export function readLifecycle(pod: V1Pod, options: LifecycleOptions = {}): LifecycleReading {
+  return readLifecycleNoting(pod, options, undefined);
+}
+
+/** What the walk of readLifecycle saw besides the contract's keys. */
+export interface KeysSeen {
+  /** False only when the pod's annotations hold no record of podlife's webhook (set only for a pod that is ours). */
+  mayHoldNativeRecords: boolean;
+}
+
+/**
+ * readLifecycle, also saying in `seen` whether the pod may hold a record of podlife's webhook: the
+ * walk that reads the contract's keys notes it, so evaluatePod skips its NativeMechanisms check on
+ * nearly every pod without a walk of its own (ADR 0256).
+ */
+export function readLifecycleNoting(pod: V1Pod, options: LifecycleOptions, seen: KeysSeen | undefined): LifecycleReading {
   const annotations = annotationsOf(pod);
   if (!annotations || !hasLifecycleAnnotations(annotations as Record<string, string>)) return NOT_OURS;
   const spec = specOf(pod);
   const problems = new Problems();
   const keys = readContainerKeys(annotations, spec, options, problems);
+  if (seen !== undefined) seen.mayHoldNativeRecords = keys.mayHoldNativeRecords;
   const podOptions = keys.podLevelKeys ? readPodOptions(annotations, problems) : DEFAULT_POD_OPTIONS;
   const keystones = checkRoles(keys, options.keystoneLimit ?? 1, problems);
   const foreign = foreignPid1(spec);

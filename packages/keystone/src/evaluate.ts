@@ -24,7 +24,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { findCondition } from '@podlife/core';
-import { readLifecycle } from './annotations.js';
+import { readLifecycle, readLifecycleNoting, type KeysSeen } from './annotations.js';
 import { awaitsJobCount, isStopped, statusOf } from './container-states.js';
 import { DEFAULT_GRACE_SECONDS, NONE, type Decision, type DeleteDecision, type EvaluateOptions, type NoneDecision } from './decision.js';
 import { nativeMechanismsUpdate } from './native-findings.js';
@@ -55,7 +55,8 @@ export function evaluatePod(pod: V1Pod, options: EvaluateOptions): Decision {
   if (pod.metadata?.deletionTimestamp) return NONE.terminating;
   const phase = pod.status?.phase;
   if (phase === 'Succeeded' || phase === 'Failed') return endLeftovers(pod, options) ?? closeRecord(pod, options);
-  const reading = readLifecycle(pod, options);
+  const seen: KeysSeen = { mayHoldNativeRecords: false };
+  const reading = readLifecycleNoting(pod, options, seen);
   if (reading.kind === 'not-ours') return NONE['not-ours'];
   const decision: Decision =
     reading.kind === 'invalid'
@@ -65,7 +66,8 @@ export function evaluatePod(pod: V1Pod, options: EvaluateOptions): Decision {
         : ruleS(pod, reading.lifecycle, options);
   const validity = reading.kind === 'valid' ? findCondition(pod.status?.conditions, ConditionType.LifecycleValid) : undefined;
   const becameValid = validity !== undefined && validity.status !== 'True' ? validUpdate() : undefined;
-  const native = nativeMechanismsUpdate(pod, options);
+  // The walk that read the lifecycle saw whether the webhook left a record: without one, nothing to check.
+  const native = seen.mayHoldNativeRecords ? nativeMechanismsUpdate(pod, options) : undefined;
   if (becameValid === undefined && native === undefined) return decision;
   const updates = [...(becameValid ? [becameValid] : []), ...decision.updates, ...(native ? [native] : [])];
   return { ...decision, updates } as Decision;

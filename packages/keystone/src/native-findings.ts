@@ -57,8 +57,8 @@ function stopOf(pod: V1Pod, container: string, options: LifecycleOptions): StopS
 const NATIVE_PREFIX_FIRST = Annotation.NativePrefix.charCodeAt(0);
 
 /**
- * Whether the webhook left a record on the pod: asked of every pod evaluatePod decides on, so it
- * allocates nothing.
+ * Whether the webhook left a record on the pod; allocates nothing. evaluatePod asks only when the
+ * walk that read the pod's lifecycle met such a key (`readLifecycleNoting`).
  */
 function hasNativeRecord(annotations: Record<string, string> | undefined): boolean {
   if (!annotations) return false;

@@ -3,11 +3,11 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { JsonPatchOp } from '@podlife/core';
 import { applyJsonPatch } from '@podlife/core/testing';
 import { describe, it } from 'mocha';
-import { keepLifecycleFields, lifecycleMutator, handleAdmissionReview, nativeMechanismNotes } from '../src/index.js';
+import { evaluatePod, keepLifecycleFields, lifecycleMutator, handleAdmissionReview, nativeMechanismNotes } from '../src/index.js';
 import { nativeFindings, nativeMechanismsUpdate } from '../src/native-findings.js';
 import { nativeStop } from '../src/webhook/native-stop.js';
 import { planNativeSidecars } from '../src/webhook/patches.js';
-import { pod } from './fixtures.js';
+import { T0, pod } from './fixtures.js';
 
 const nodes: V1Node[] = [{ metadata: { name: 'n' }, status: { nodeInfo: { kubeletVersion: 'v1.37.2' } as never } }];
 
@@ -148,6 +148,29 @@ describe('what others undo (native-findings)', () => {
     const p = pod().container('app').sidecar('proxy').build();
     assert.deepEqual(nativeFindings(p), []);
     assert.equal(nativeMechanismsUpdate(p), undefined);
+  });
+
+  /** The NativeMechanisms update among what evaluatePod decides to write. */
+  const decidedNative = (p: V1Pod) => evaluatePod(p, { nowMs: T0, stopSignals: true }).updates.find((u) => u.condition.type === 'podlife.dev/NativeMechanisms');
+
+  it('evaluatePod decides the NativeMechanisms update of a pod the webhook changed, valid or not, and none for another pod', () => {
+    const p = admitted();
+    delete p.spec!.initContainers![0]!.restartPolicy;
+    assert.deepEqual(decidedNative(p), nativeMechanismsUpdate(p, { stopSignals: true }));
+    assert.equal(decidedNative(p)?.condition.status, 'False');
+    const invalid = admitted();
+    invalid.metadata!.annotations!['stop.podlife.dev/app'] = 'signal:NOPE';
+    assert.equal(evaluatePod(invalid, { nowMs: T0, stopSignals: true }).action, 'invalid');
+    assert.deepEqual(decidedNative(invalid), nativeMechanismsUpdate(invalid, { stopSignals: true }));
+    assert.equal(decidedNative(pod().keystone('app').sidecar('proxy').build()), undefined);
+  });
+
+  it('evaluatePod reads a record the annotations inherit as the NativeMechanisms check does', () => {
+    const p = pod().keystone('app').container('worker').sidecar('proxy').build();
+    p.metadata!.annotations = Object.assign(Object.create({ 'native.podlife.dev/proxy': 'sidecar' }) as Record<string, string>, p.metadata!.annotations);
+    const update = nativeMechanismsUpdate(p, { stopSignals: true });
+    assert.equal(update?.condition.message, 'in place: proxy (sidecar)');
+    assert.deepEqual(decidedNative(p), update);
   });
 });
 
