@@ -5,7 +5,7 @@ import { describe, it } from 'mocha';
 import type { ExecResult, PodApi, PodExecApi } from '../src/index.js';
 import { KeystoneReconciler } from '../src/reconciler.js';
 import { NO_HANDLER_EXIT } from '../src/stop-containers.js';
-import { pod, T0 } from './fixtures.js';
+import { pod, T0, withConditionsPatch } from './fixtures.js';
 
 /**
  * A reconciler over a pod store that plays the API server: its status writes land in `server`,
@@ -22,14 +22,7 @@ function controller(server: Map<string, V1Pod>, cache: Map<string, V1Pod>, clock
     async patch<T>(path: string, body: { status: { conditions: V1PodCondition[] } }): Promise<T> {
       seen.patches++;
       const [, , , , namespace, , name] = path.split('/');
-      const current = structuredClone(server.get(`${namespace}/${name}`)!);
-      const conditions = current.status!.conditions ?? [];
-      for (const c of body.status.conditions) {
-        const i = conditions.findIndex((x) => x.type === c.type);
-        if (i >= 0) conditions[i] = c;
-        else conditions.push(c);
-      }
-      current.status!.conditions = conditions;
+      const current = withConditionsPatch(server.get(`${namespace}/${name}`)!, body.status.conditions);
       return bump(current) as T;
     },
   } as unknown as KubeClient;

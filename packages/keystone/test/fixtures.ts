@@ -142,3 +142,19 @@ export class PodBuilder {
 }
 
 export const pod = (name?: string): PodBuilder => new PodBuilder(name);
+
+/**
+ * A conditions status patch applied as the API server merges it: each condition replaces the one
+ * of its type in place, or is appended. Returns a copy of `stored` with the patch applied.
+ */
+export function withConditionsPatch(stored: V1Pod, conditions: readonly V1PodCondition[]): V1Pod {
+  const next = structuredClone(stored);
+  const merged = next.status!.conditions ?? [];
+  for (const c of conditions) {
+    const i = merged.findIndex((x) => x.type === c.type);
+    if (i >= 0) merged[i] = c;
+    else merged.push(c);
+  }
+  next.status!.conditions = merged;
+  return next;
+}

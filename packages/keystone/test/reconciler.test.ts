@@ -5,6 +5,7 @@ import { ApiError } from '@podlife/core';
 import { type ExecResult, type PodApi, type PodExecApi } from '../src/index.js';
 import { signalScriptArgv } from '../src/strategies/commands.js';
 import { KeystoneReconciler, type KeystoneReconcilerOptions } from '../src/reconciler.js';
+import { withConditionsPatch } from './fixtures.js';
 
 const T0 = Date.parse('2025-01-01T00:00:00Z');
 
@@ -61,14 +62,7 @@ function harness(opts: Partial<KeystoneReconcilerOptions> = {}, execResult: Exec
     async patch<T>(path: string, body: { status: { conditions: V1PodCondition[] } }): Promise<T> {
       h.patches.push({ path, body });
       const [, , , , namespace, , name] = path.split('/');
-      const current = structuredClone(pods.get(`${namespace}/${name}`)!);
-      const conditions = current.status!.conditions ?? [];
-      for (const c of body.status.conditions) {
-        const i = conditions.findIndex((x) => x.type === c.type);
-        if (i >= 0) conditions[i] = c;
-        else conditions.push(c);
-      }
-      current.status!.conditions = conditions;
+      const current = withConditionsPatch(pods.get(`${namespace}/${name}`)!, body.status.conditions);
       current.metadata!.resourceVersion = String(Number(current.metadata!.resourceVersion) + 1);
       return current as T;
     },
