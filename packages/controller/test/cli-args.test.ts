@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { parseCommandLine, type ParsedArgs } from '../src/cli/args.js';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { COMMAND_NAMES, commandUsageFor, parseCommandLine, usageErrorFor, usageFor, type ParsedArgs } from '../src/cli/args.js';
 
 const parse = (line: string): ParsedArgs => parseCommandLine(line.split(' ').filter((w) => w !== ''));
 
@@ -14,7 +16,56 @@ describe('podlife command line', () => {
     it('no arguments at all is help', () => assert.deepEqual(parse(''), { command: 'help' }));
     it('-h and --help are help, whatever else is given', () => {
       assert.deepEqual(parse('-h'), { command: 'help' });
-      assert.deepEqual(parse('explain node --help'), { command: 'help' });
+      assert.deepEqual(parse('explain node --help'), { command: 'help', topic: 'explain' });
+    });
+    it('<command> --help is that command\'s help alone', () => {
+      for (const command of COMMAND_NAMES) assert.deepEqual(parse(`${command} --help`), { command: 'help', topic: command });
+      const explain = commandUsageFor('podlife', 'explain');
+      assert.match(explain, /podlife explain <pod>/);
+      assert.match(explain, /--watch/);
+      assert.doesNotMatch(explain, /podlife nodes|completion <shell>/);
+      assert.doesNotMatch(commandUsageFor('podlife', 'nodes'), /--watch|--namespace/);
+    });
+    it('--version alone is the version; with a command it is an error', () => {
+      assert.deepEqual(parse('--version'), { command: 'version' });
+      assert.match(errorOf('explain web-0 --version'), /--version takes no command/);
+    });
+    it('every command and option is in the usage', () => {
+      for (const command of COMMAND_NAMES) assert.match(usageFor('podlife'), new RegExp(`^  podlife ${command}`, 'm'));
+      assert.match(usageFor('podlife'), /--version/);
+    });
+  });
+
+  describe('usage errors', () => {
+    it('carry the command they were for, also when the flag itself fails to parse', () => {
+      assert.equal((parse('explain web-0 --width 3') as { topic?: string }).topic, 'explain');
+      assert.equal((parse('pods --selector a=b') as { topic?: string }).topic, 'pods');
+      assert.equal((parse('describe web-0') as { topic?: string }).topic, undefined);
+    });
+    it('print one line naming the problem and one naming the help', () => {
+      assert.equal(usageErrorFor('podlife', { message: 'completion needs a shell: bash or zsh', topic: 'completion' }), "podlife: completion needs a shell: bash or zsh\nRun 'podlife completion --help' for usage.");
+      assert.equal(usageErrorFor('kubectl podlife', { message: 'unknown command "x"' }), "kubectl podlife: unknown command \"x\"\nRun 'kubectl podlife --help' for usage.");
+    });
+  });
+
+  describe('the program', function () {
+    this.timeout(30_000);
+    const cli = new URL('../src/cli/podlife.ts', import.meta.url).pathname;
+    const run = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', '--conditions=@podlife/source', cli, ...args], { encoding: 'utf8' });
+    it('--version prints the package version', () => {
+      const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+      assert.equal(execFileSync(process.execPath, ['--import', 'tsx', '--conditions=@podlife/source', cli, '--version'], { encoding: 'utf8' }), `${version}\n`);
+    });
+    it('explain --help prints the help of explain, on stdout, exit 0', () => {
+      const r = run('explain', '--help');
+      assert.equal(r.status, 0);
+      assert.equal(r.stdout, `${commandUsageFor('podlife', 'explain')}\n`);
+    });
+    it('a usage error prints two lines on stderr, exit 2, no usage text', () => {
+      const r = run('explain', 'web-0', '-o', 'name');
+      assert.equal(r.status, 2);
+      assert.equal(r.stdout, '');
+      assert.equal(r.stderr, "podlife: --output \"name\": use text, wide, json, yaml\nRun 'podlife explain --help' for usage.\n");
     });
   });
 

@@ -7,7 +7,12 @@
  * pods without the managed label), `nodes`, `pods` (the pods podlife manages), and
  * `completion bash|zsh`. The cluster flags are kubectl's (`--kubeconfig`, `--context`, `-n`, `-A`,
  * `-o json|yaml|wide`). A flag that means nothing for a command (-n on nodes, --watch on a list)
- * is refused rather than silently ignored.
+ * is refused rather than silently ignored. `--help` after a command is that command's help;
+ * `--version` the package's version. A usage error carries the command it was for, so that the
+ * message can name that command's help.
+ *
+ * Adding a command: its name in CommandName, its entry in COMMAND_HELP, its ParsedArgs member and
+ * its branch in parseWords.
  */
 import { parseArgs } from 'node:util';
 
@@ -55,6 +60,9 @@ export interface PodsArgs extends CommonArgs {
   allNamespaces: boolean;
 }
 
+/** The commands, in the order the usage lists them. A new command adds its entry to COMMAND_HELP. */
+export type CommandName = 'explain' | 'nodes' | 'pods' | 'completion';
+
 export type ParsedArgs =
   | ExplainArgs
   | ExplainNodeArgs
@@ -62,47 +70,112 @@ export type ParsedArgs =
   | NodesArgs
   | PodsArgs
   | { command: 'completion'; shell: Shell }
-  | { command: 'help' }
-  | { command: 'error'; message: string };
+  /** `topic`: `podlife <command> --help` asks for that command's help alone. */
+  | { command: 'help'; topic?: CommandName }
+  | { command: 'version' }
+  /** `topic`: the command the bad line was for, so the hint can name its help. */
+  | { command: 'error'; message: string; topic?: CommandName };
+
+/** One command's part of the help: its synopsis lines (after the program name), what it does, its flags. */
+export interface CommandHelp {
+  synopsis: readonly string[];
+  /** Lines under the synopsis in the overall usage, each at most 56 columns. */
+  about: readonly string[];
+  /** Keys of FLAGS (and OPTION_HELP) it takes, in the order its help lists them. */
+  flags: readonly string[];
+}
+
+const CLUSTER_FLAGS = ['context', 'kubeconfig', 'output', 'width'] as const;
+
+/** Each command's help; the overall usage is every entry in turn. */
+export const COMMAND_HELP: Record<CommandName, CommandHelp> = {
+  explain: {
+    synopsis: ['explain <pod> [-n namespace] [-o FORMAT] [--watch]', 'explain node <name> [-o FORMAT]', 'explain --unlabelled [-n namespace | -A] [-o FORMAT]'],
+    about: [
+      'explain <pod>        where a pod is in its start (scheduled, sandbox and',
+      '                     network, initialized, containers ready, ready), its',
+      '                     timeline, and in one sentence why it is stuck. Also',
+      '                     pod/<name> or pods/<name>.',
+      'explain node <name>  which readiness gates (NodeReadinessRules and zero-config',
+      '                     readiness.k8s.io/ taints) hold a node, each condition\'s',
+      '                     state, and what the controller does next.',
+      'explain --unlabelled the pods with podlife lifecycle annotations but not the',
+      '                     label podlife.dev/managed=true (a controller run with',
+      '                     --managed-pods-only does not see them), and kubectl',
+      '                     commands that label them. Also --unlabeled.',
+    ],
+    flags: ['namespace', 'all-namespaces', 'unlabelled', 'watch', 'ascii', ...CLUSTER_FLAGS],
+  },
+  nodes: {
+    synopsis: ['nodes [-o FORMAT]'],
+    about: ['nodes                every node with the gates holding it and its readiness', '                     taints.'],
+    flags: [...CLUSTER_FLAGS],
+  },
+  pods: {
+    synopsis: ['pods [-n namespace | -A] [-o FORMAT]'],
+    about: ['pods                 the pods podlife manages: roles of their containers and', '                     where their lifecycle is.'],
+    flags: ['namespace', 'all-namespaces', ...CLUSTER_FLAGS],
+  },
+  completion: {
+    synopsis: ['completion bash|zsh'],
+    about: ['completion <shell>   a completion script: source <(podlife completion bash)'],
+    flags: [],
+  },
+};
+
+export const COMMAND_NAMES = Object.keys(COMMAND_HELP) as CommandName[];
+
+function isCommand(word: string | undefined): word is CommandName {
+  return word !== undefined && Object.hasOwn(COMMAND_HELP, word);
+}
+
+/** Help lines per option, keyed like FLAGS. */
+const OPTION_HELP: Record<string, readonly string[]> = {
+  namespace: ['-n, --namespace <ns>   namespace (default: the context\'s, else "default")'],
+  'all-namespaces': ['-A, --all-namespaces   pods, explain --unlabelled: every namespace'],
+  unlabelled: ['    --unlabelled       explain: the annotated pods without the managed label'],
+  context: ['    --context <name>   kubeconfig context'],
+  kubeconfig: ['    --kubeconfig <f>   kubeconfig file (default: KUBECONFIG, ~/.kube/config)'],
+  output: ['-o, --output FORMAT    text (default, fits the terminal), wide, json, yaml'],
+  watch: ['-w, --watch            explain <pod>: follow the pod live until it is ready', '                       or finished (Ctrl-C to stop)'],
+  width: ['    --width <cols>     text width, at least 40 (default: terminal\'s, or 80)'],
+  ascii: ['    --ascii            explain <pod>: ASCII glyphs only'],
+  help: ['-h, --help             this text; podlife <command> --help: that command\'s'],
+  version: ['    --version          the version of podlife'],
+};
+
+const indent = (lines: readonly string[]): string => lines.map((l) => `  ${l}`).join('\n');
 
 /** The usage text, naming the program as it was invoked (`podlife` or `kubectl podlife`). */
 export function usageFor(prog: string): string {
+  const commands = COMMAND_NAMES.map((c) => COMMAND_HELP[c]);
+  const options = ['namespace', 'all-namespaces', 'context', 'kubeconfig', 'output', 'watch', 'width', 'ascii', 'help', 'version'];
   return `Usage:
-  ${prog} explain <pod> [-n namespace] [-o FORMAT] [--watch]
-  ${prog} explain node <name> [-o FORMAT]
-  ${prog} explain --unlabelled [-n namespace | -A] [-o FORMAT]
-  ${prog} nodes [-o FORMAT]
-  ${prog} pods [-n namespace | -A] [-o FORMAT]
-  ${prog} completion bash|zsh
+${indent(commands.flatMap((c) => c.synopsis.map((s) => `${prog} ${s}`)))}
 
-explain <pod>        where a pod is in its start (scheduled, sandbox and
-                     network, initialized, containers ready, ready), its
-                     timeline, and in one sentence why it is stuck. Also
-                     pod/<name> or pods/<name>.
-explain node <name>  which readiness gates (NodeReadinessRules and zero-config
-                     readiness.k8s.io/ taints) hold a node, each condition's
-                     state, and what the controller does next.
-explain --unlabelled the pods with podlife lifecycle annotations but not the
-                     label podlife.dev/managed=true (a controller run with
-                     --managed-pods-only does not see them), and kubectl
-                     commands that label them. Also --unlabeled.
-nodes                every node with the gates holding it and its readiness
-                     taints.
-pods                 the pods podlife manages: roles of their containers and
-                     where their lifecycle is.
-completion <shell>   a completion script: source <(podlife completion bash)
+${commands.flatMap((c) => c.about).join('\n')}
 
 Options:
-  -n, --namespace <ns>   namespace (default: the context's, else "default")
-  -A, --all-namespaces   pods, explain --unlabelled: every namespace
-      --context <name>   kubeconfig context
-      --kubeconfig <f>   kubeconfig file (default: KUBECONFIG, ~/.kube/config)
-  -o, --output FORMAT    text (default, fits the terminal), wide, json, yaml
-  -w, --watch            explain <pod>: follow the pod live until it is ready
-                         or finished (Ctrl-C to stop)
-      --width <cols>     text width, at least 40 (default: terminal's, or 80)
-      --ascii            explain <pod>: ASCII glyphs only
-  -h, --help             this text`;
+${indent(options.flatMap((o) => OPTION_HELP[o] ?? []))}`;
+}
+
+/** One command's help: `podlife explain --help`. */
+export function commandUsageFor(prog: string, command: CommandName): string {
+  const help = COMMAND_HELP[command];
+  const options = [...help.flags, 'help'];
+  return `Usage:
+${indent(help.synopsis.map((s) => `${prog} ${s}`))}
+
+${help.about.join('\n')}
+
+Options:
+${indent(options.flatMap((o) => OPTION_HELP[o] ?? []))}`;
+}
+
+/** What a usage error prints: one line naming the problem, one naming where the help is. */
+export function usageErrorFor(prog: string, error: { message: string; topic?: CommandName }): string {
+  const help = error.topic !== undefined ? `${prog} ${error.topic} --help` : `${prog} --help`;
+  return `${prog}: ${error.message}\nRun '${help}' for usage.`;
 }
 
 export const usage = usageFor('podlife');
@@ -145,9 +218,18 @@ export const FLAGS = {
   width: { type: 'string' },
   ascii: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
 } as const;
 
 export function parseCommandLine(argv: readonly string[]): ParsedArgs {
+  // The command is the first word that names one, even when a flag before it fails to parse.
+  const topic = argv.find(isCommand);
+  const parsed = parseWords(argv);
+  if (parsed.command === 'error' && topic !== undefined) return { ...parsed, topic };
+  return parsed;
+}
+
+function parseWords(argv: readonly string[]): ParsedArgs {
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options: FLAGS });
@@ -155,8 +237,10 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     return { command: 'error', message: err instanceof Error ? err.message : String(err) };
   }
   const { values, positionals } = parsed;
-  if (values.help || positionals.length === 0) return { command: 'help' };
   const [command, ...rest] = positionals;
+  if (values.help) return isCommand(command) ? { command: 'help', topic: command } : { command: 'help' };
+  if (values.version) return positionals.length === 0 ? { command: 'version' } : { command: 'error', message: '--version takes no command: podlife --version' };
+  if (command === undefined) return { command: 'help' };
 
   if (command === 'completion') {
     const [shell, extra] = rest;
@@ -212,7 +296,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     if (misplaced) return { command: 'error', message: misplaced };
     return { command: 'pods', ...common, ...scope };
   }
-  if (command !== 'explain') return { command: 'error', message: `unknown command "${command}": use explain, nodes, pods or completion` };
+  if (command !== 'explain') return { command: 'error', message: `unknown command "${command}": use ${COMMAND_NAMES.slice(0, -1).join(', ')} or ${COMMAND_NAMES.at(-1)}` };
 
   if (unlabelled) {
     if (rest.length > 0) return { command: 'error', message: `unexpected argument "${rest[0]}": explain ${unlabelledFlag} lists every such pod and takes no name (podlife explain <pod> explains one)` };

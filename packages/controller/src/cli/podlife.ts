@@ -6,10 +6,11 @@
  * `kubectl_complete-podlife` completes it); the usage then names it `kubectl podlife`.
  *
  * Exit codes: 0 done, 1 the thing asked about does not exist or the cluster could not be read,
- * 2 a bad command line (the usage follows the message), 130 interrupted.
+ * 2 a bad command line (one line naming the problem, one naming the help), 130 interrupted.
  */
 import { basename } from 'node:path';
-import { parseCommandLine, usageFor } from './args.js';
+import { readFileSync } from 'node:fs';
+import { commandUsageFor, parseCommandLine, usageErrorFor, usageFor } from './args.js';
 import { clusterLookups } from './complete-lookups.js';
 import { complete, completionOutput, completionScript } from './completion.js';
 import { runExplain } from './explain.js';
@@ -24,6 +25,12 @@ export function programName(argv1: string | undefined): string {
   return name.startsWith('kubectl-') || name.startsWith('kubectl_complete-') ? 'kubectl podlife' : 'podlife';
 }
 
+/** The version in the package's own package.json (two folders up from src/cli and dist/cli). */
+export function packageVersion(): string {
+  const pkg: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  return typeof pkg === 'object' && pkg !== null && 'version' in pkg && typeof pkg.version === 'string' ? pkg.version : 'unknown';
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const prog = programName(process.argv[1]);
   const io = { out: (t: string) => void process.stdout.write(t), err: (t: string) => void process.stderr.write(t), columns: process.stdout.isTTY ? process.stdout.columns : undefined };
@@ -36,10 +43,13 @@ async function main(argv: readonly string[]): Promise<number> {
   const args = parseCommandLine(argv);
   switch (args.command) {
     case 'help':
-      io.out(`${usageFor(prog)}\n`);
+      io.out(`${args.topic !== undefined ? commandUsageFor(prog, args.topic) : usageFor(prog)}\n`);
+      return 0;
+    case 'version':
+      io.out(`${packageVersion()}\n`);
       return 0;
     case 'error':
-      io.err(`${prog}: ${args.message}\n\n${usageFor(prog)}\n`);
+      io.err(`${usageErrorFor(prog, args)}\n`);
       return 2;
     case 'completion':
       io.out(completionScript(args.shell));
