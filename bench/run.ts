@@ -6,6 +6,7 @@
  *   pnpm bench -- informer queue    only these
  *   pnpm bench -- --quick           shorter runs (smaller sizes, fewer seconds) for a smoke test
  *   pnpm bench -- --list            what exists
+ *   pnpm bench -- --repeat 5 informer   each named benchmark 5 times in a row, judged on its worst run
  *
  * Guarantees: benchmarks run sequentially (they measure time and memory, and the machine is
  * small); a benchmark whose file does not exist yet is skipped with a note, never an error; the
@@ -14,7 +15,9 @@
  * that cannot run a node skips the benchmarks that need one, saying why; the exit code is
  * non-zero when a benchmark that ran failed (or an unknown name was asked for). It ends with every
  * target the benchmarks judged (bench/verdict.ts): figure, same-run floor, ratio, PASS/FAIL and the
- * load average at the time, then how many targets passed.
+ * load average at the time, then how many targets passed. With `--repeat N` each benchmark runs N
+ * times back to back, and each target prints once, as min / median / max over the runs and a
+ * verdict on the worst run (bench/repeat.ts): PASS only when every run passed.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -22,6 +25,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { nodePrerequisiteProblem } from '@podlife/testbed';
+import { aggregate, formatRepeated, type RepeatedTarget } from './repeat.js';
 import { RESULTS_ENV, verdictState, type Recorded } from './verdict.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -107,17 +111,40 @@ function printTargets(targets: [string, Recorded][]): void {
   console.log(`${passed} of ${judged.length} targets PASS${passed < judged.length ? `, ${judged.length - passed} FAIL` : ''}`);
 }
 
-function parseArgs(argv: string[]): { names: string[]; quick: boolean; list: boolean } {
+/** Every target of N runs, each once: min / median / max, each run's verdict, the verdict on the worst run. */
+function printRepeated(rows: RepeatedTarget[], repeat: number): void {
+  if (rows.length === 0) return;
+  console.log(`\n== targets over ${repeat} runs each (DESIGN.md 10): ratio (or figure) min / median / max, each run's verdict, verdict on the worst run, load averages`);
+  const lines = formatRepeated(rows);
+  const widths = lines[0]!.map((_, c) => Math.max(...lines.map((r) => r[c]!.length)));
+  for (const r of lines) console.log(r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd());
+  const judged = rows.filter((r) => r.pass !== undefined);
+  const passed = judged.filter((r) => r.pass).length;
+  console.log(`${passed} of ${judged.length} targets PASS on their worst of ${repeat} runs${passed < judged.length ? `, ${judged.length - passed} FAIL` : ''}`);
+}
+
+function parseArgs(argv: string[]): { names: string[]; quick: boolean; list: boolean; repeat: number } {
   const args = argv.filter((a) => a !== '--');
+  const r = args.indexOf('--repeat');
+  const repeat = r >= 0 ? Number(args[r + 1]) : 1;
+  if (!(Number.isInteger(repeat) && repeat >= 1 && repeat <= 100)) throw new Error(`--repeat wants a whole number of runs from 1 to 100, got "${args[r + 1] ?? ''}"`);
   return {
-    names: args.filter((a) => !a.startsWith('--')),
+    names: args.filter((a, i) => !a.startsWith('--') && !(r >= 0 && i === r + 1)),
     quick: args.includes('--quick'),
     list: args.includes('--list'),
+    repeat,
   };
 }
 
 async function main(): Promise<number> {
-  const { names, quick, list } = parseArgs(process.argv.slice(2));
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs(process.argv.slice(2));
+  } catch (err) {
+    console.error(err instanceof Error ? err.message : err);
+    return 2;
+  }
+  const { names, quick, list, repeat } = parsed;
   const unknown = names.filter((n) => !BENCHMARKS.some((b) => b.name === n));
   if (unknown.length > 0) {
     console.error(`unknown benchmark ${unknown.map((n) => `"${n}"`).join(', ')}; known: ${BENCHMARKS.map((b) => b.name).join(', ')}`);
@@ -133,10 +160,11 @@ async function main(): Promise<number> {
     return 0;
   }
 
-  console.log(`benchmarks on Node ${process.version}, ${process.platform}/${process.arch}${quick ? ', --quick' : ''}`);
+  console.log(`benchmarks on Node ${process.version}, ${process.platform}/${process.arch}${quick ? ', --quick' : ''}${repeat > 1 ? `, ${repeat} runs of each` : ''}`);
   const selected = names.length > 0 ? BENCHMARKS.filter((b) => names.includes(b.name)) : BENCHMARKS;
   const summary: string[][] = [];
   const targets: [string, Recorded][] = [];
+  const repeated: RepeatedTarget[] = [];
   const resultsDir = mkdtempSync(join(tmpdir(), 'podlife-bench-'));
   let controlPlane: 'unknown' | 'ready' | 'unavailable' = 'unknown';
   let node: 'unknown' | 'ready' | 'unavailable' = 'unknown';
@@ -176,13 +204,22 @@ async function main(): Promise<number> {
       continue;
     }
     const conditions = b.dist ? [] : ['--conditions=@podlife/source'];
-    const resultsFile = join(resultsDir, `${b.name}.jsonl`);
-    const loadBefore = loadavg()[0] ?? NaN;
-    const code = await run(['--import', 'tsx', ...conditions, join(repoRoot, b.file), ...args], { ...process.env, [RESULTS_ENV]: resultsFile });
-    const seconds = ((performance.now() - started) / 1000).toFixed(0);
-    if (code !== 0) failed = true;
-    summary.push([b.name, code === 0 ? 'ok' : `failed: exit ${code}`, `${seconds} s`, `load ${loadBefore.toFixed(1)} -> ${(loadavg()[0] ?? NaN).toFixed(1)}`]);
-    for (const v of readResults(resultsFile)) targets.push([b.name, v]);
+    const runs: Recorded[][] = [];
+    for (let k = 1; k <= repeat; k++) {
+      const label = repeat > 1 ? `${b.name} (run ${k} of ${repeat})` : b.name;
+      if (repeat > 1) console.log(`\n-- ${label}`);
+      const resultsFile = join(resultsDir, `${b.name}.${k}.jsonl`);
+      const loadBefore = loadavg()[0] ?? NaN;
+      const runStarted = performance.now();
+      const code = await run(['--import', 'tsx', ...conditions, join(repoRoot, b.file), ...args], { ...process.env, [RESULTS_ENV]: resultsFile });
+      // The first run's time includes the build (dist).
+      const seconds = (((k === 1 ? performance.now() - started : performance.now() - runStarted)) / 1000).toFixed(0);
+      if (code !== 0) failed = true;
+      summary.push([label, code === 0 ? 'ok' : `failed: exit ${code}`, `${seconds} s`, `load ${loadBefore.toFixed(1)} -> ${(loadavg()[0] ?? NaN).toFixed(1)}`]);
+      runs.push(readResults(resultsFile));
+    }
+    if (repeat === 1) for (const v of runs[0] ?? []) targets.push([b.name, v]);
+    else repeated.push(...aggregate(b.name, runs));
   }
   rmSync(resultsDir, { recursive: true, force: true });
 
@@ -190,6 +227,7 @@ async function main(): Promise<number> {
   const widths = [0, 1, 2, 3].map((c) => Math.max(...summary.map((r) => (r[c] ?? '').length)));
   for (const r of summary) console.log(r.map((cell, c) => (c === 2 ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd());
   printTargets(targets);
+  printRepeated(repeated, repeat);
   for (const file of unregistered()) console.log(`note: ${file} is not in the registry of bench/run.ts, so it did not run`);
   return failed ? 1 : 0;
 }
