@@ -10,6 +10,7 @@ export type { ConditionInput, ConditionLike, ConditionStatus } from './condition
 export { conditionsPatch, ContentType, jsonPointer, resourceVersionTest } from './patch.js';
 export type { JsonPatchOp } from './patch.js';
 export { clipText, dns1123LabelProblem, InvalidAnnotationError, parseEnumAnnotation, qualifiedNameProblem } from './annotations.js';
+export { labelSelectorMatches } from './selector.js';
 export { WorkQueue } from './queue.js';
 export type { QueueMetrics, WorkQueueOptions } from './queue.js';
 export { createLogger, silentLogger } from './log.js';

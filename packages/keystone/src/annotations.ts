@@ -86,14 +86,15 @@ export const STOP_SIGNALS = ['TERM', 'INT', 'QUIT', 'HUP', 'USR1', 'USR2', 'KILL
 export type StopSignal = (typeof STOP_SIGNALS)[number];
 
 /** The stop presets `preset:<name>` names. */
-export type PresetName = 'istio' | 'linkerd' | 'cloudsql-proxy' | 'envoy';
+export type PresetName = 'istio' | 'linkerd' | 'cloudsql-proxy' | 'envoy' | 'dapr';
 
-/** Known quit endpoints, all POST on the pod's loopback. Sources and caveats: ADR 0050. */
+/** Known quit endpoints, all POST on the pod's loopback. Sources and caveats: ADR 0050 (dapr: ADR 0270). */
 export const STOP_PRESETS: Readonly<Record<PresetName, { readonly port: number; readonly path: string }>> = {
   istio: { port: 15020, path: '/quitquitquit' }, // pilot-agent status port
   linkerd: { port: 4191, path: '/shutdown' }, // proxy admin; needs config.linkerd.io/proxy-admin-shutdown: enabled
   'cloudsql-proxy': { port: 9091, path: '/quitquitquit' }, // v2 admin server; needs --quitquitquit
   envoy: { port: 9901, path: '/quitquitquit' }, // admin interface
+  dapr: { port: 3500, path: '/v1.0/shutdown' }, // daprd's HTTP API; the same graceful path as SIGTERM
 };
 
 /** How a container is stopped: a signal to its PID 1, a POST on the loopback, or a named command. */

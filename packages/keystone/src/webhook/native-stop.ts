@@ -23,6 +23,7 @@ const PRESET_HOOK_PROBLEM: Readonly<Record<PresetName, string>> = {
   istio: "pilot-agent's /quitquitquit answers 405 to anything but POST and 403 to callers not on loopback",
   envoy: "Envoy's admin serves /quitquitquit, a state-changing endpoint, to POST only (and is usually bound to 127.0.0.1)",
   linkerd: "the proxy's admin /shutdown answers 405 to anything but POST and 403 to callers not on loopback",
+  dapr: "daprd's /v1.0/shutdown is meant to be POSTed (its GET form is deprecated), and a preStop httpGet hook can only GET",
   'cloudsql-proxy': "the v2 proxy's admin server (/quitquitquit, GET or POST in current releases, POST only in earlier ones) listens on localhost only, out of the kubelet's reach",
 };
 
