@@ -12,7 +12,7 @@ export { stopByExec } from './strategies/exec.js';
 export type { ExecStopOptions, StopAttempt } from './strategies/exec.js';
 export { actOn } from './strategies/act.js';
 export type { ActContext, ActionReport, ActResult } from './strategies/act.js';
-export { injectContainerOps, lifecycleAnnotationOps, markContainerOps, markRoleOps, nativeSidecarOps, planRestartInPlace, setStopSpecOps, WEBHOOK_OPT_IN_LABEL, WEBHOOK_OPT_IN_VALUE, webhookOptInOps } from './webhook/patches.js';
+export { composeOps, injectContainerOps, lifecycleAnnotationOps, markContainerOps, markRoleOps, nativeSidecarOps, planRestartInPlace, setStopSpecOps, WEBHOOK_OPT_IN_LABEL, WEBHOOK_OPT_IN_VALUE, webhookOptInOps } from './webhook/patches.js';
 export type { InjectContainerOptions, JsonPatchOp, NativeSidecarOptions, RestartInPlacePlan } from './webhook/patches.js';
 export { candidateNodes, RESTART_ALL_CONTAINERS_FEATURE } from './node-features.js';
 export { ALL_CONTAINERS_RESTARTING, RESTART_ALL_CONTAINERS, restartInPlaceRule } from './restart-in-place.js';

@@ -106,11 +106,50 @@ describe('an injector that fails loudly (failurePolicy)', () => {
     assert.ok(out.httpStatus === 200 && out.review.response.allowed && out.review.response.patchType === 'JSONPatch');
   });
 
-  it('an unknown policy is refused when the handler or route is made', () => {
+  it('an unknown policy is refused when the handler or route is made, and by handleAdmissionReview itself', () => {
     const bad = { mutate: boom, failurePolicy: 'fail' as MutatorFailurePolicy };
+    assert.throws(() => handleAdmissionReview(review(pod().container('app').build()), bad), /failurePolicy must be "Ignore" or "Fail", got "fail"/);
     assert.throws(() => admissionRoute(bad), /failurePolicy must be "Ignore" or "Fail", got "fail"/);
     assert.throws(() => createAdmissionHandler(bad), /failurePolicy must be "Ignore" or "Fail"/);
     assert.throws(() => admissionRoute({} as never), /mutate must be a function/);
+  });
+});
+
+describe('a review the mutator cannot read (a hand-written review without request.kind or object)', () => {
+  const mutate = (p: V1Pod) => injectContainerOps(p, proxy, { role: 'sidecar' });
+  const withoutKind = (object: unknown) => {
+    const r = review(object);
+    return { ...r, request: { uid: r.request.uid, operation: 'CREATE', object } };
+  };
+
+  it('without request.kind, Fail denies it naming the missing field', () => {
+    const out = handleAdmissionReview(withoutKind(pod().container('app').build()), { mutate, failurePolicy: 'Fail' });
+    assert.ok(out.httpStatus === 200);
+    assert.equal(out.review.response.allowed, false);
+    assert.equal(out.review.response.patch, undefined);
+    assert.match(out.review.response.status?.message ?? '', /request\.kind is missing/);
+    assert.doesNotMatch(out.review.response.status?.message ?? '', /undefined/);
+  });
+
+  it('without request.kind, Ignore allows it unchanged with a warning naming the missing field', () => {
+    const out = handleAdmissionReview(withoutKind(pod().container('app').build()), { mutate });
+    assert.ok(out.httpStatus === 200 && out.review.response.allowed);
+    assert.match(out.review.response.warnings?.[0] ?? '', /^podlife: request\.kind is missing.*; left unchanged$/);
+  });
+
+  it('without request.object, Fail denies it naming the field', () => {
+    const r = review(undefined);
+    const out = handleAdmissionReview({ ...r, request: { ...r.request, object: undefined } }, { mutate, failurePolicy: 'Fail' });
+    assert.ok(out.httpStatus === 200);
+    assert.equal(out.review.response.allowed, false);
+    assert.match(out.review.response.status?.message ?? '', /request\.object is missing/);
+  });
+
+  it('a review of another kind is still allowed unchanged under Fail: the webhook was not meant for it', () => {
+    const r = review({});
+    const out = handleAdmissionReview({ ...r, request: { ...r.request, kind: { group: 'apps', version: 'v1', kind: 'Deployment' } } }, { mutate, failurePolicy: 'Fail' });
+    assert.ok(out.httpStatus === 200 && out.review.response.allowed);
+    assert.match(out.review.response.warnings?.[0] ?? '', /Deployment is not a Pod/);
   });
 });
 

@@ -5,12 +5,15 @@
  * - a body that is not an AdmissionReview v1 with `request.uid` gets HTTP 400 and a plain
  *   message (without a uid there is nothing valid to answer; the API server then applies the
  *   webhook's failurePolicy and logs the message);
- * - a well-formed review is always answered 200 with its uid echoed; a request we cannot or
- *   should not mutate (not a Pod, DELETE) is allowed unchanged, with a warning; a mutator that
+ * - a well-formed review is always answered 200 with its uid echoed; a request we should not
+ *   mutate (not a Pod, DELETE) is allowed unchanged, with a warning; one we cannot read (no
+ *   `request.kind`, no object) is treated as a mutator that throws, naming the missing field; a mutator that
  *   throws allows the pod unchanged with a warning by default (`failurePolicy: 'Ignore'`: podlife
  *   never blocks a pod by accident) or denies it naming the error (`'Fail'`: an injector whose
  *   patch must land);
  * - a patch is a base64 JSON patch with `patchType: JSONPatch`, and only present when non-empty;
+ *   the mutator's ops are composed first (`composeOps`), so builders' ops concatenated for one
+ *   pod never overwrite each other;
  * - the answer is bounded whatever the mutator returns: at most WARNINGS_MAX warnings of at
  *   most WARNING_CHARS_MAX characters, then "and N more"; nothing in the review (odd types,
  *   objects nested too deep to serialise) makes the handler throw;
@@ -22,7 +25,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { JsonPatchOp } from '@podlife/core';
 import { readLifecycle, type LifecycleOptions, type NativeRecord } from '../annotations.js';
-import { managedLabelOps, nativeRecordOp, nativeSidecarPlanOf, restartInPlacePlanOf } from './patches.js';
+import { composed, managedLabelOps, nativeRecordOp, nativeSidecarPlanOf, restartInPlacePlanOf } from './patches.js';
 
 /** The request of an AdmissionReview, as much of it as podlife reads. */
 export interface AdmissionRequest {
@@ -129,12 +132,22 @@ function base64Json(value: unknown): string {
   return PATCH_BYTES.toString('base64', 0, PATCH_BYTES.write(json));
 }
 
+/** A review the mutator cannot run on: allowed unchanged with a warning, or denied under Fail. */
+function unreadable(uid: string, why: string, options: AdmissionOptions): AdmissionOutcome {
+  if (options.failurePolicy === 'Fail') return review({ uid, allowed: false, status: { code: 400, message: clipWarning(`podlife: ${why}`) } });
+  return review({ uid, allowed: true, warnings: [clipWarning(`podlife: ${why}; left unchanged`)] });
+}
+
 function review(response: AdmissionResponse): AdmissionOutcome {
   return { httpStatus: 200, review: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response } };
 }
 
-/** Answer one AdmissionReview body (see the guarantees above); never throws. */
+/**
+ * Answer one AdmissionReview body (see the guarantees above). Never throws for any body; throws
+ * for options that cannot work, as createAdmissionHandler and admissionRoute do (checkAdmissionOptions).
+ */
 export function handleAdmissionReview(body: unknown, options: AdmissionOptions): AdmissionOutcome {
+  checkAdmissionOptions(options);
   if (!isRecord(body)) return { httpStatus: 400, error: 'body is not a JSON object (expected an admission.k8s.io/v1 AdmissionReview)' };
   if (body.apiVersion !== 'admission.k8s.io/v1' || body.kind !== 'AdmissionReview') {
     return {
@@ -148,14 +161,16 @@ export function handleAdmissionReview(body: unknown, options: AdmissionOptions):
   }
   const uid = request.uid;
   const req = request as unknown as AdmissionRequest;
-  const kind = isRecord(request.kind) ? request.kind : {};
+  // A review that cannot be read as a pod is not a pod of another kind: under Fail it is denied.
+  if (!isRecord(request.kind) || request.kind.kind === undefined) {
+    return unreadable(uid, 'request.kind is missing (a pod\'s review carries kind {group: "", version: "v1", kind: "Pod"})', options);
+  }
+  const kind = request.kind;
   if (kind.kind !== 'Pod' || (kind.group ?? '') !== '') {
     return review({ uid, allowed: true, warnings: boundWarnings([`podlife: ${describe(kind.kind)} is not a Pod; left unchanged`]) });
   }
   if (req.operation !== undefined && req.operation !== 'CREATE' && req.operation !== 'UPDATE') return review({ uid, allowed: true });
-  if (!isRecord(request.object)) {
-    return review({ uid, allowed: true, warnings: ['podlife: request carries no pod object; left unchanged'] });
-  }
+  if (!isRecord(request.object)) return unreadable(uid, 'request.object is missing or not an object (the pod to mutate)', options);
 
   try {
     const out = options.mutate(request.object as V1Pod, req);
@@ -167,7 +182,7 @@ export function handleAdmissionReview(body: unknown, options: AdmissionOptions):
     if (result.deny !== undefined) return review(response);
     if (result.ops && result.ops.length > 0) {
       // Inside the try: a pod nested deeper than JSON.stringify can recurse is allowed unchanged.
-      response.patch = base64Json(result.ops);
+      response.patch = base64Json(composed(result.ops));
       response.patchType = 'JSONPatch';
     }
     return review(response);

@@ -5,8 +5,11 @@
  * Guarantees:
  * - pure: ops are computed from the pod as given and never mutate it;
  * - annotation keys are JSON-pointer escaped (`role.podlife.dev/app` -> `role.podlife.dev~1app`)
- *   and `/metadata/annotations` is created when absent — with all keys in one op, so several
- *   marks in one patch never overwrite each other (use `lifecycleAnnotationOps` for several);
+ *   and `/metadata/annotations` is created when absent, with all of one builder's keys in one op;
+ * - builders compose: ops from several builders, each built from the same incoming pod, make
+ *   one patch through `composeOps`, which keeps the first creation of the annotations, the
+ *   labels and the container list and turns each later one into adds of its members, so no op
+ *   overwrites what an earlier one wrote. The admission handler composes what a mutator returns;
  * - every builder that writes lifecycle annotations also sets the label `podlife.dev/managed:
  *   "true"` (`managedLabelOps`), so a controller that watches only labelled pods sees the pod;
  * - only the primary key is written, never the KEP-2872 alias;
@@ -60,6 +63,45 @@ export function lifecycleAnnotationOps(pod: V1Pod, entries: Readonly<Record<stri
     ? [{ op: 'add', path: '/metadata/annotations', value: { ...entries } }]
     : keys.map((key) => ({ op: 'add', path: jsonPointer('metadata', 'annotations', key), value: entries[key] }));
   return [...annotations, ...managedLabelOps(pod)];
+}
+
+/** The maps and the list a builder creates whole when the pod has none. */
+const CREATED_WHOLE = new Set(['/metadata/annotations', '/metadata/labels', '/spec/containers']);
+
+/**
+ * One patch from several builders' ops, each built from the same incoming pod: the first op that
+ * creates `/metadata/annotations`, `/metadata/labels` or `/spec/containers` stays, and a later one
+ * becomes an add per member (per container, appended), so no builder's op overwrites what an
+ * earlier one wrote. Other ops pass unchanged, in order.
+ */
+export function composeOps(...patches: readonly (readonly JsonPatchOp[])[]): JsonPatchOp[] {
+  return [...composed(patches.flat())];
+}
+
+/** `composeOps` of one list: the list itself when no op needs rewriting (no copy per review). */
+export function composed(ops: readonly JsonPatchOp[]): readonly JsonPatchOp[] {
+  let created: Set<string> | undefined;
+  let out: JsonPatchOp[] | undefined;
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i] as JsonPatchOp;
+    const whole = op.op === 'add' && CREATED_WHOLE.has(op.path);
+    if (whole && created?.has(op.path)) {
+      out ??= ops.slice(0, i);
+      out.push(...membersOf(op));
+      continue;
+    }
+    if (whole) (created ??= new Set()).add(op.path);
+    out?.push(op);
+  }
+  return out ?? ops;
+}
+
+/** A creation of a map or list, as adds of its members to the one already created. */
+function membersOf(op: JsonPatchOp): JsonPatchOp[] {
+  const value: unknown = op.value;
+  if (Array.isArray(value)) return value.map((v: unknown) => ({ op: 'add', path: `${op.path}/-`, value: v }));
+  if (!isPlainObject(value)) return [op];
+  return Object.entries(value).map(([key, v]) => ({ op: 'add', path: op.path + jsonPointer(key), value: v }));
 }
 
 /** Where the managed label sits in a pod that has labels. */
@@ -125,8 +167,9 @@ export function setStopSpecOps(pod: V1Pod, container: string, spec: StopSpec | s
 }
 
 /**
- * Mark `container` with a role and, optionally, how it is stopped — both keys in one set of ops,
- * so an injector needs no bookkeeping of what an earlier op in the same patch created.
+ * Mark `container` with a role and, optionally, how it is stopped, both keys in one set of ops.
+ * With other builders' ops for the same pod: `composeOps(injectContainerOps(pod, …),
+ * markContainerOps(pod, …))` (the admission handler composes a mutator's ops itself).
  */
 export function markContainerOps(
   pod: V1Pod,
