@@ -11,12 +11,12 @@
  * (`isShellPlain`: no space, quote, glob, control character or line break), since the shell inserts
  * a candidate unquoted; the bash script splits the answer at line breaks only and never globs it.
  */
-import { FLAGS, OUTPUT_FORMATS, SHELLS, type Shell } from './args.js';
+import { COMMAND_NAMES, FLAGS, OUTPUT_FORMATS, SHELLS, type Shell } from './args.js';
 import { isShellPlain } from '@podlife/core';
 
 /** Cobra's ShellCompDirectiveNoFileComp: never fall back to file names. */
 export const NO_FILE_COMPLETION = 4;
-export const COMMANDS = ['explain', 'nodes', 'pods', 'completion'] as const;
+export const COMMANDS: readonly string[] = COMMAND_NAMES;
 
 /** What completion may look up in the cluster (each best effort). */
 export interface CompletionLookups {
