@@ -274,7 +274,7 @@ function runModules(dir, modules) {
     const ms = Date.now() - started;
     if (r.status !== 0) {
       const why = r.error?.code === 'ETIMEDOUT' ? `did not end within ${RUN_TIMEOUT_MS / 1000} s` : `exited ${r.status ?? r.signal}`;
-      problems.push(`${m.doc}:${m.line}: the block marked run ${why}\n${`${r.stdout}${r.stderr}`.trim().split('\n').slice(-15).map((l) => `    ${l}`).join('\n')}`);
+      problems.push(`${m.doc}:${m.line}: the block marked run ${why}\n${`${r.stdout}${r.stderr}`.trim().split("\n").slice(-60).map((l) => `    ${l}`).join('\n')}`);
     } else {
       console.log(`doc-snippets: ran ${m.doc}:${m.line} (${ms} ms)`);
     }

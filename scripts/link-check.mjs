@@ -77,7 +77,8 @@ export function anchorsOf(text) {
     // Headings are read from the raw line: a code span in a heading keeps its text in the slug.
     const heading = prose[i] === '' && raw[i].trim() !== '' ? undefined : /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(raw[i]);
     if (heading) {
-      const base = slug(heading[1].replace(/`/g, ''));
+      // Inside a code span `<x>` is text, not a tag: its brackets go as punctuation, its word stays.
+      const base = slug(heading[1].replace(/`([^`]*)`/g, (_, code) => code.replace(/[<>]/g, '')));
       const n = seen.get(base) ?? 0;
       seen.set(base, n + 1);
       anchors.add(n === 0 ? base : `${base}-${n}`);
