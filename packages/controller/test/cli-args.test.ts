@@ -174,7 +174,7 @@ describe('podlife command line', () => {
   });
 
   describe('bad command lines', () => {
-    it('an unknown command names it and the known ones', () => assert.match(errorOf('describe web-0'), /unknown command "describe": use explain, nodes, pods or completion/));
+    it('an unknown command names it and the known ones', () => assert.match(errorOf('describe web-0'), /unknown command "describe": use explain, nodes, pods, migrate or completion/));
     it('an --output other than text, wide, json or yaml', () => {
       assert.match(errorOf('explain web-0 -o name'), /--output "name": use text, wide, json, yaml/);
       assert.match(errorOf('explain node worker-1 --output jsonpath'), /--output "jsonpath"/);

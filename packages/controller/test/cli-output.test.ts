@@ -157,7 +157,7 @@ describe('podlife CLI output', () => {
     };
     const c = (line: string) => complete(line.split(' '), lookups);
 
-    it('commands first', async () => assert.deepEqual(await c(''), ['explain', 'nodes', 'pods', 'completion']));
+    it('commands first', async () => assert.deepEqual(await c(''), ['explain', 'nodes', 'pods', 'migrate', 'completion']));
     it('filters by the partial word', async () => assert.deepEqual(await c('ex'), ['explain']));
     it('pod names after explain, in the namespace and context given', async () => {
       assert.deepEqual(await c('explain -n shop --context prod we'), ['web-0', 'web-1']);

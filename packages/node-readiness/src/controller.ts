@@ -19,6 +19,7 @@ import { cacheView, Fleet } from './fleet.js';
 import { clusterGuardrailsProblem } from './guardrails.js';
 import type { ClusterGuardrails } from './guardrails.js';
 import { nodeReadinessMetrics } from './metrics.js';
+import { MigratedFromAnnotation } from './names.js';
 import type { NodeReadinessMetrics } from './metrics.js';
 import { NodeReconciler } from './node-reconciler.js';
 import type { NodeReadinessRule } from './rule.js';
@@ -56,14 +57,16 @@ export interface NodeReadinessControllers {
 }
 
 /**
- * Whether a rule update can change what a node's gates decide: its spec, generation or deletion.
+ * Whether a rule update can change what a node's gates decide: its spec, generation, deletion, or
+ * the NRC rule it was migrated from.
  * A status write (counts, conditions) cannot, and must not wake every node.
  */
 export function ruleChangeAffectsNodes(old: NodeReadinessRule, obj: NodeReadinessRule): boolean {
   return (
     old.metadata?.generation !== obj.metadata?.generation ||
     timeMs(old.metadata?.deletionTimestamp) !== timeMs(obj.metadata?.deletionTimestamp) ||
-    JSON.stringify(old.spec) !== JSON.stringify(obj.spec)
+    JSON.stringify(old.spec) !== JSON.stringify(obj.spec) ||
+    old.metadata?.annotations?.[MigratedFromAnnotation] !== obj.metadata?.annotations?.[MigratedFromAnnotation]
   );
 }
 

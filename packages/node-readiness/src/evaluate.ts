@@ -138,6 +138,7 @@ interface NodeView {
   /** The completion annotation: gate -> when it passed. */
   readonly completed: Map<string, string>;
   readonly labels: Record<string, string> | undefined;
+  readonly annotations: Record<string, string> | undefined;
   readonly conditions: V1NodeCondition[] | undefined;
   readonly activeByName: Map<string, ResolvedRule>;
   /** Taint ids a gate has already decided on; later passes leave them alone. */
@@ -173,6 +174,7 @@ function readNode(node: V1Node, set: RuleSet, nowMs: number): NodeView {
     owned: readManagedTaints(node),
     completed: readCompletions(node),
     labels: node.metadata?.labels,
+    annotations: node.metadata?.annotations,
     conditions: node.status?.conditions,
     activeByName: new Map(set.active.map((r) => [r.name, r])),
     handled: new Set(),
@@ -208,12 +210,21 @@ function evaluateRule(view: NodeView, rule: ResolvedRule): void {
     decision.gates.push({ ...base, conditions: [], satisfied: false, failing: false, state: 'foreign', holding: false, message: `taint is owned by rule "${owner}"; left alone` });
     return;
   }
-  if (rule.mode === 'bootstrap-only' && view.completed.has(rule.name)) {
+  const passed = rule.mode === 'bootstrap-only' ? passedAt(view, rule) : undefined;
+  if (passed !== undefined) {
     if (ownedByMe && !rule.dryRun) decision.changes.push(change('release', base, 'rule', 'gate already passed'));
-    decision.gates.push({ ...base, conditions: [], satisfied: true, failing: false, state: 'completed', holding: false, message: `passed at ${view.completed.get(rule.name)}; bootstrap-only gates are never re-applied` });
+    decision.gates.push({ ...base, conditions: [], satisfied: true, failing: false, state: 'completed', holding: false, message: `${passed}; bootstrap-only gates are never re-applied` });
     return;
   }
   decision.gates.push(judgeGate(view, rule, base, ownedByMe));
+}
+
+/** Why the node has passed the rule's gate for good, or undefined: podlife's record, or NRC's for a migrated rule. */
+function passedAt(view: NodeView, rule: ResolvedRule): string | undefined {
+  const at = view.completed.get(rule.name);
+  if (at !== undefined) return `passed at ${at}`;
+  const nrcKey = rule.completionKeys.find((k) => view.annotations?.[k] !== undefined);
+  return nrcKey === undefined ? undefined : `passed under node-readiness-controller (annotation ${nrcKey})`;
 }
 
 /** A rule that does not select the node releases the taint it put there, and otherwise says so. */

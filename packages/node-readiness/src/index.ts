@@ -1,4 +1,4 @@
-export { CleanupFinalizer, CompletedAnnotation, ManagedTaintsAnnotation, ReadinessTaintPrefix, RuleApiVersion, RuleGroup, RuleKind, RuleResource, RuleVersion, ZeroConfigSource } from './names.js';
+export { CleanupFinalizer, CompletedAnnotation, ManagedTaintsAnnotation, MigratedFromAnnotation, ReadinessTaintPrefix, RuleApiVersion, RuleGroup, RuleKind, RuleResource, RuleVersion, ZeroConfigSource } from './names.js';
 export { nodeReadinessRule } from './rule.js';
 export type { ConditionMatch, EnforcementMode, NodeReadinessRule, NodeReadinessRuleSpec, NodeReadinessRuleStatus, ResolvedCondition, ResolvedRule, RuleCondition, RuleGuardrails, RuleProblem, TaintEffect } from './rule.js';
 export { resolveRules } from './ruleset.js';
@@ -18,3 +18,6 @@ export type { NodeExplanation } from './explain.js';
 export { nodeReadinessRuleCrd } from './crd.js';
 export { nodeReadinessController, slimNode } from './controller.js';
 export type { NodeReadinessControllerOptions, NodeReadinessControllers } from './controller.js';
+export { NrcCompletedPrefix, NrcFinalizer, NrcGroup, NrcResource, NrcVersion } from './nrc-names.js';
+export { fromNrcRule, planNrcMigration } from './nrc.js';
+export type { MigrationPlan, MigrationStep, NrcRule } from './nrc.js';

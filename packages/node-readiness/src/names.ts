@@ -35,3 +35,9 @@ export const CleanupFinalizer = 'readiness.podlife.dev/cleanup';
 
 /** The pseudo rule name metrics and Events use for zero-config gates. */
 export const ZeroConfigSource = 'zero-config';
+
+/**
+ * On a rule `podlife migrate nrc` created: `<name>/<uid>` of the node-readiness-controller rule it
+ * replaces. NRC's bootstrap completion annotations for that rule then count as this rule's.
+ */
+export const MigratedFromAnnotation = 'readiness.podlife.dev/migrated-from';

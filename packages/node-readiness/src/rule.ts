@@ -14,6 +14,7 @@ import type { V1LabelSelector, V1ObjectMeta, V1Taint } from '@kubernetes/client-
 import { qualifiedNameProblem, timeMs } from '@podlife/core';
 import type { ConditionStatus, ConditionLike } from '@podlife/core';
 import { ReadinessTaintPrefix, RuleApiVersion, RuleKind } from './names.js';
+import { nrcCompletionKeys } from './nrc-names.js';
 
 /** Whether a rule only removes its taint once (bootstrap-only) or also re-adds it (continuous). */
 export type EnforcementMode = 'bootstrap-only' | 'continuous';
@@ -107,6 +108,8 @@ export interface ResolvedRule {
   maxTaintedPercent: number;
   additionsPerMinute: number;
   additionBurst: number;
+  /** Node annotations that also mark this gate as passed (a rule migrated from node-readiness-controller). */
+  completionKeys: string[];
 }
 
 /** One reason a rule is invalid, naming its field. */
@@ -260,6 +263,7 @@ export function resolveRule(rule: NodeReadinessRule): { rule: ResolvedRule; prob
       maxTaintedPercent: g.maxTaintedPercent ?? RuleDefaults.maxTaintedPercent,
       additionsPerMinute: g.additionsPerMinute ?? RuleDefaults.additionsPerMinute,
       additionBurst: g.additionBurst ?? RuleDefaults.additionBurst,
+      completionKeys: nrcCompletionKeys(rule),
     },
   };
 }

@@ -60,8 +60,14 @@ export interface PodsArgs extends CommonArgs {
   allNamespaces: boolean;
 }
 
+/** `migrate nrc`: node-readiness-controller rules into podlife's; a dry run unless `apply`. */
+export interface MigrateArgs extends CommonArgs {
+  command: 'migrate-nrc';
+  apply: boolean;
+}
+
 /** The commands, in the order the usage lists them. A new command adds its entry to COMMAND_HELP. */
-export type CommandName = 'explain' | 'nodes' | 'pods' | 'completion';
+export type CommandName = 'explain' | 'nodes' | 'pods' | 'migrate' | 'completion';
 
 export type ParsedArgs =
   | ExplainArgs
@@ -69,6 +75,7 @@ export type ParsedArgs =
   | ExplainUnlabelledArgs
   | NodesArgs
   | PodsArgs
+  | MigrateArgs
   | { command: 'completion'; shell: Shell }
   /** `topic`: `podlife <command> --help` asks for that command's help alone. */
   | { command: 'help'; topic?: CommandName }
@@ -116,6 +123,14 @@ export const COMMAND_HELP: Record<CommandName, CommandHelp> = {
     about: ['pods                 the pods podlife manages: roles of their containers and', '                     where their lifecycle is.'],
     flags: ['namespace', 'all-namespaces', ...CLUSTER_FLAGS],
   },
+  migrate: {
+    synopsis: ['migrate nrc [--apply] [-o FORMAT]'],
+    about: [
+      'migrate nrc          node-readiness-controller rules into podlife\'s: prints',
+      '                     what it would change; --apply changes it.',
+    ],
+    flags: ['apply', ...CLUSTER_FLAGS],
+  },
   completion: {
     synopsis: ['completion bash|zsh'],
     about: ['completion <shell>   a completion script: source <(podlife completion bash)'],
@@ -140,6 +155,7 @@ const OPTION_HELP: Record<string, readonly string[]> = {
   watch: ['-w, --watch            explain <pod>: follow the pod live until it is ready', '                       or finished (Ctrl-C to stop)'],
   width: ['    --width <cols>     text width, at least 40 (default: terminal\'s, or 80)'],
   ascii: ['    --ascii            explain <pod>: ASCII glyphs only'],
+  apply: ['    --apply            migrate nrc: make the changes (default: dry run)'],
   help: ['-h, --help             this text; podlife <command> --help: that command\'s'],
   version: ['    --version          the version of podlife'],
 };
@@ -217,6 +233,7 @@ export const FLAGS = {
   unlabeled: { type: 'boolean' },
   width: { type: 'string' },
   ascii: { type: 'boolean' },
+  apply: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -284,6 +301,14 @@ function parseWords(argv: readonly string[]): ParsedArgs {
       'only for podlife explain <pod> (and -n, -A for podlife pods and explain --unlabelled)',
     );
 
+  if (command === 'migrate') {
+    if (rest[0] !== 'nrc') return { command: 'error', message: `migrate ${rest[0] === undefined ? 'needs what to migrate from' : `"${rest[0]}": unknown`}: podlife migrate nrc` };
+    if (rest.length > 1) return { command: 'error', message: `unexpected argument "${rest[1]}" after migrate nrc` };
+    const misplaced = podOnly() ?? explainOnly();
+    if (misplaced) return { command: 'error', message: misplaced };
+    return { command: 'migrate-nrc', apply: values.apply ?? false, ...common };
+  }
+  if (values.apply !== undefined) return { command: 'error', message: '--apply: only for podlife migrate nrc' };
   if (command === 'nodes') {
     if (rest.length > 0) return { command: 'error', message: `unexpected argument "${rest[0]}": podlife nodes lists every node and takes no name (use podlife explain node <name>)` };
     const misplaced = podOnly() ?? explainOnly();

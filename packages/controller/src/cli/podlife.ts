@@ -14,6 +14,7 @@ import { commandUsageFor, parseCommandLine, usageErrorFor, usageFor } from './ar
 import { clusterLookups } from './complete-lookups.js';
 import { complete, completionOutput, completionScript } from './completion.js';
 import { runExplain } from './explain.js';
+import { runMigrateNrc } from './migrate.js';
 import { runExplainNode, runNodes } from './nodes.js';
 import { runPods } from './pods.js';
 import { terminalText } from './terminal.js';
@@ -62,6 +63,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return runNodes(args, io);
     case 'pods':
       return runPods(args, io);
+    case 'migrate-nrc':
+      return runMigrateNrc(args, io);
     case 'explain': {
       const abort = new AbortController();
       process.once('SIGINT', () => abort.abort());
