@@ -69,7 +69,7 @@ describe('deploy manifests', () => {
       'RoleBinding/b/podlife-keystone',
     ]);
     const clusterRole = ms[1] as KubeManifest & { rules: { resources: string[] }[] };
-    assert.deepEqual(clusterRole.rules.flatMap((r) => r.resources), ['nodes']);
+    assert.deepEqual(clusterRole.rules.flatMap((r) => r.resources), ['nodes', 'namespaces', 'lifecyclepolicies', 'lifecyclepolicies/status']);
   });
 
   it('the webhook fails open and only sees opted-in pods', () => {

@@ -18,7 +18,7 @@
  *   containers, pod deletes and status writes there (docs/adr/0257).
  */
 import { stringify } from 'yaml';
-import { WEBHOOK_OPT_IN_LABEL, WEBHOOK_OPT_IN_VALUE } from '@podlife/keystone';
+import { PolicyNamespaceLabel, WEBHOOK_OPT_IN_LABEL, WEBHOOK_OPT_IN_VALUE } from '@podlife/keystone';
 import { SYSTEM_NAMESPACES, controllerPermissions, leaderElectionRules, type PolicyRule } from '../rbac/rules.js';
 import type { ControllerName } from '../options/flags.js';
 
@@ -431,7 +431,10 @@ export function webhookManifests(o: DeployOptions): KubeManifest[] {
         // caBundle: filled in by cert-manager's CA injector, or set it by hand to the CA of the Secret.
         annotations: { 'cert-manager.io/inject-ca-from': `${o.namespace}/${WEBHOOK_CERTIFICATE}` },
       },
-      webhooks: [webhookEntry({ service: { namespace: o.namespace, name: SERVICE_NAME, path: WEBHOOK_PATH, port: 443 } }, o)],
+      webhooks: [
+        webhookEntry({ service: { namespace: o.namespace, name: SERVICE_NAME, path: WEBHOOK_PATH, port: 443 } }, o),
+        policyWebhookEntry({ service: { namespace: o.namespace, name: SERVICE_NAME, path: WEBHOOK_PATH, port: 443 } }, o),
+      ],
     },
   ];
 }
@@ -498,6 +501,22 @@ export function webhookEntry(clientConfig: Record<string, unknown>, o: Pick<Depl
   };
 }
 
+/**
+ * The entry that reaches pods of the namespaces lifecycle policies cover (docs/adr/0269): every
+ * pod of a namespace labelled `podlife.dev/policies: enabled` (outside the system namespaces),
+ * except those the first entry already sends; the same route, so the same answer.
+ */
+export function policyWebhookEntry(clientConfig: Record<string, unknown>, o: Pick<DeployOptions, 'namespace' | 'namespaces'>): Record<string, unknown> {
+  const entry = webhookEntry(clientConfig, o);
+  const selector = entry.namespaceSelector as Record<string, unknown>;
+  return {
+    ...entry,
+    name: 'policies.podlife.dev',
+    objectSelector: { matchExpressions: [{ key: WEBHOOK_OPT_IN_LABEL, operator: 'NotIn', values: [WEBHOOK_OPT_IN_VALUE] }] },
+    namespaceSelector: { matchLabels: { [PolicyNamespaceLabel.key]: PolicyNamespaceLabel.value }, ...selector },
+  };
+}
+
 /** One file under deploy/ and the manifests it holds. */
 export interface DeployFile {
   name: string;
@@ -527,7 +546,11 @@ export function deployFiles(o: DeployOptions = defaultDeployOptions): DeployFile
       comment: `Only the API server reaches the webhook port: set apiServerCidrs (docs/adr/0094); until then nothing does, and each opted-in pod creation waits the webhook's ${WEBHOOK_TIMEOUT_SECONDS} s timeout before admission fails open. Metrics: only metricsFrom (none by default).`,
       manifests: networkPolicyManifests(o),
     },
-    { name: 'webhook.yaml', comment: 'Native-sidecar conversion at admission; never blocks pod creation.', manifests: webhookManifests(o) },
+    {
+      name: 'webhook.yaml',
+      comment: 'Native-sidecar conversion and lifecycle policies at admission (opted-in pods; every pod of namespaces labelled podlife.dev/policies=enabled); never blocks pod creation.',
+      manifests: webhookManifests(o),
+    },
   ];
 }
 

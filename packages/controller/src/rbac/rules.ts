@@ -36,7 +36,14 @@ const eventWrite: PolicyRule = { apiGroups: ['events.k8s.io'], resources: ['even
 export const controllerPermissions: Readonly<Record<ControllerName, ControllerPermissions>> = {
   keystone: {
     // The webhook converts sidecars to native ones only when every node's kubelet supports them.
-    cluster: [{ apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] }],
+    cluster: [
+      { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] },
+      // Lifecycle policies (ADR 0268, 0269): read them and the namespace labels they select by,
+      // report on their status; creating or changing them stays with the cluster admin.
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
+      { apiGroups: ['podlife.dev'], resources: ['lifecyclepolicies'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['podlife.dev'], resources: ['lifecyclepolicies/status'], verbs: ['patch'] },
+    ],
     namespaced: [
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'delete'] },
       // Conditions (merged by type) and, for `completion: phase`, the phase.
