@@ -20,6 +20,7 @@
  *
  *     node scripts/doc-snippets.mjs              # every document; builds first
  *     node scripts/doc-snippets.mjs --no-run     # type-check and parse only
+ *     node scripts/doc-snippets.mjs --no-build   # against the packages as last built (the test command builds first)
  *     node scripts/doc-snippets.mjs docs/guides/jobs-with-sidecars.md
  *     node scripts/doc-snippets.mjs --extract <dir>   # write the modules (and a package.json) to <dir>, check nothing
  */
@@ -298,7 +299,14 @@ async function main(argv) {
   }
 
   const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
-  execFileSync(process.execPath, [tsc, '-b'], { cwd: ROOT, stdio: 'inherit' });
+  if (!argv.includes('--no-build')) {
+    try {
+      execFileSync(process.execPath, [tsc, '-b'], { cwd: ROOT, stdio: 'inherit' });
+    } catch {
+      console.error('doc-snippets: tsc -b failed (above): the packages must build before their docs can be checked against them');
+      process.exit(1);
+    }
+  }
   const dir = mkdtempSync(join(tmpdir(), 'podlife-doc-snippets-'));
   try {
     makeProject(dir);
