@@ -17,7 +17,7 @@ import { networkConditionsController } from '@podlife/pod-conditions';
 import { nodeReadinessController, type NodeReadinessControllers } from '@podlife/node-readiness';
 import type { ControllerConfig } from './options/config-file.js';
 import type { ControllerFlags, ControllerName } from './options/flags.js';
-import { keystoneController, type KeystoneConfig, type KeystoneController } from '@podlife/keystone';
+import { keystoneController, lifecyclePolicyController, type KeystoneConfig, type KeystoneController, type LifecyclePolicies } from '@podlife/keystone';
 import { WebhookServer } from './webhook/server.js';
 import { keepKubeletVersion, mutatePodsHandler } from './webhook/mutate-pods.js';
 import { webhookRequestDuration } from './webhook/metrics.js';
@@ -51,6 +51,8 @@ export class ControllerApp {
   readonly manager: Manager;
   readonly keystone: KeystoneController | undefined;
   readonly nodeReadiness: NodeReadinessControllers | undefined;
+  /** Lifecycle policies (config `lifecyclePolicies`): the webhook's source and the status controller. */
+  readonly policies: LifecyclePolicies | undefined;
   webhook: WebhookServer | undefined;
   private readonly opts: ControllerAppOptions;
   private readonly log: Logger;
@@ -98,6 +100,9 @@ export class ControllerApp {
         kubeConfig: opts.kubeConfig,
       });
     }
+    if (flags.controllers.includes('keystone') && config.lifecyclePolicies === true) {
+      this.policies = lifecyclePolicyController(this.manager, { execCommands: config.execCommands, logger: opts.logger.child({ controller: 'lifecycle-policies' }) });
+    }
     if (flags.controllers.includes('network-conditions')) {
       if (flags.dryRun) this.log.warn('--dry-run does not apply to network-conditions, which only writes conditions of pods that ask for them');
       if (managedPodsOnly) {
@@ -141,7 +146,13 @@ export class ControllerApp {
         keyFile: flags.tlsKeyFile,
         port: flags.webhookPort,
         host: this.opts.bindAddress ?? '0.0.0.0',
-        routes: { '/mutate-pods': mutatePodsHandler(this.nodes, { keystoneLimit: config.keystoneLimit, execCommands: config.execCommands, stopSignals: config.containerStopSignals === true }) },
+        routes: {
+          '/mutate-pods': mutatePodsHandler(
+            this.nodes,
+            { keystoneLimit: config.keystoneLimit, execCommands: config.execCommands, stopSignals: config.containerStopSignals === true },
+            this.policies?.source,
+          ),
+        },
         log: this.log.child({ component: 'webhook' }),
         observe: (route, status, seconds) => duration.observe({ route, status: String(status) }, seconds),
       });

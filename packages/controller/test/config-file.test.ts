@@ -26,6 +26,7 @@ defaultStrategy: ephemeral
 namespaces: [jobs, batch]
 managedPodsOnly: true
 containerStopSignals: true
+lifecyclePolicies: true
 `);
     assert.ok(result.ok);
     assert.deepEqual(result.config, {
@@ -36,6 +37,7 @@ containerStopSignals: true
       namespaces: ['jobs', 'batch'],
       managedPodsOnly: true,
       containerStopSignals: true,
+      lifecyclePolicies: true,
       nodeReadinessClusterGuardrails: ClusterGuardrailDefaults,
     });
   });

@@ -42,3 +42,7 @@ export type { PolicySource } from './policy/mutator.js';
 export { POLICY_PATH, PolicyAnnotation, PolicyGroup, PolicyKind, PolicyNamespaceLabel, PolicyResource, PolicyVersion } from './policy/names.js';
 export { SIDECAR_PRESET_NAMES, SIDECAR_PRESETS } from './policy/presets.js';
 export type { SidecarPreset, SidecarPresetName } from './policy/presets.js';
+export { lifecyclePolicyController, PolicyCondition, PolicyEventReason } from './policy/controller.js';
+export type { LifecyclePolicies, LifecyclePolicyControllerOptions } from './policy/controller.js';
+export { judgePolicies, policiesInForce } from './policy/status.js';
+export type { NamespaceView, PolicyJudgement } from './policy/status.js';

@@ -8,6 +8,7 @@ import { applyPolicies, parseRecord } from '../src/policy/apply.js';
 import { withPolicies } from '../src/policy/mutator.js';
 import { compilePolicy, globMatches, imageGlobProblem, imageRepository, namespaceSelectorProblem, type CompiledPolicy, type LifecyclePolicySpec } from '../src/policy/policy.js';
 import { SIDECAR_PRESET_NAMES, SIDECAR_PRESETS } from '../src/policy/presets.js';
+import { judgePolicies, overlapMessage, policiesInForce } from '../src/policy/status.js';
 
 const team = { matchLabels: { team: 'batch' } };
 const nsLabels = { team: 'batch', 'kubernetes.io/metadata.name': 'jobs' };
@@ -238,5 +239,48 @@ describe('the webhook with policies in front', () => {
     const b = compiled('b-mesh', { containers: [{ name: 'p', containerName: 'istio-proxy', role: 'sidecar' }] });
     const out = withPolicies(() => [], source([a, b]))(jobPod(), request) as { warnings: string[] };
     assert.match(out.warnings[0] ?? '', /a-mesh and b-mesh/);
+  });
+});
+
+describe('policy status (ADR 0269)', () => {
+  const ns = (name: string, labels: Record<string, string> = {}) => ({ name, labels: { 'kubernetes.io/metadata.name': name, ...labels } });
+  const raw = (name: string, spec: Partial<LifecyclePolicySpec>) => ({ metadata: { name }, spec: { namespaceSelector: team, ...spec } as LifecyclePolicySpec });
+  const namespaces = [ns('jobs', { team: 'batch', 'podlife.dev/policies': 'enabled' }), ns('etl', { team: 'batch' }), ns('web')];
+
+  it('counts the namespaces selected and those the webhook cannot reach', () => {
+    const [j] = judgePolicies([raw('mesh', { presets: ['istio-proxy'] })], namespaces);
+    assert.equal(j?.matchedNamespaces, 2);
+    assert.equal(j?.unlabelledNamespaces, 1);
+    assert.equal(j?.accepted.status, 'True');
+    assert.match(j?.accepted.message ?? '', /lack the label podlife.dev\/policies=enabled/);
+  });
+
+  it('a policy that selects kube-system by its labels is not in force, and says so', () => {
+    const judged = judgePolicies([raw('mesh', { presets: ['istio-proxy'] })], [...namespaces, ns('kube-system', { team: 'batch' })]);
+    assert.equal(judged[0]?.accepted.reason, 'SelectsSystemNamespace');
+    assert.deepEqual(policiesInForce(judged), []);
+  });
+
+  it('an invalid spec names the field and is ignored', () => {
+    const judged = judgePolicies([raw('bad', { containers: [{ name: 'x', containerName: 'x', role: 'sidecar', stop: 'exec:nope' }] })], namespaces, { execCommands: {} });
+    assert.equal(judged[0]?.accepted.reason, 'InvalidSpec');
+    assert.match(judged[0]?.accepted.message ?? '', /spec\.containers\[0\]\.stop/);
+    assert.deepEqual(policiesInForce(judged), []);
+  });
+
+  it('two policies sharing a namespace and a container overlap, both told, the same whatever the list order', () => {
+    const a = raw('a-mesh', { presets: ['istio-proxy'] });
+    const b = raw('b-mesh', { presets: ['istio-proxy', 'vault-agent'] });
+    for (const list of [[a, b], [b, a]]) {
+      const judged = judgePolicies(list, namespaces);
+      assert.deepEqual(judged.map((j) => j.name), ['a-mesh', 'b-mesh']);
+      assert.deepEqual(judged.map((j) => j.overlaps.map((o) => o.other)), [['b-mesh'], ['a-mesh']]);
+      assert.match(overlapMessage('b-mesh', judged[1]!.overlaps[0]!), /^policies a-mesh and b-mesh both select namespace\(s\) jobs, etl and match istio-proxy/);
+    }
+  });
+
+  it('policies over different containers do not overlap', () => {
+    const judged = judgePolicies([raw('a', { presets: ['istio-proxy'] }), raw('b', { presets: ['vault-agent'] })], namespaces);
+    assert.deepEqual(judged.map((j) => j.overlaps.length), [0, 0]);
   });
 });

@@ -231,6 +231,7 @@ defaultStrategy: auto          # auto: exec, then an ephemeral container when ex
 namespaces: []                 # empty: every namespace (see also --namespace)
 managedPodsOnly: false         # true: cache only pods labelled podlife.dev/managed=true (docs/adr/0131)
 containerStopSignals: false    # true once API servers and kubelets run ContainerStopSignals (alpha): signal stop specs become lifecycle.stopSignal (docs/adr/0211)
+lifecyclePolicies: true        # apply LifecyclePolicy objects at admission (needs deploy/crds/lifecyclepolicies.yaml; docs/adr/0269)
 nodeReadiness:
   clusterGuardrails:           # taints added by every NodeReadinessRule together; no rule can raise these (docs/adr/0259)
     additionsPerMinute: 120    # one cluster-wide token bucket, on top of each rule's own

@@ -50,6 +50,11 @@ export interface ControllerConfig {
    */
   containerStopSignals?: boolean;
   /**
+   * Read LifecyclePolicy objects (the CRD deploy/crds/lifecyclepolicies.yaml must be applied):
+   * the webhook applies them, the keystone controller keeps their status (docs/adr/0269). Default false.
+   */
+  lifecyclePolicies?: boolean;
+  /**
    * `nodeReadiness.clusterGuardrails`: limits on taints added by every NodeReadinessRule together
    * (docs/adr/0259), which no rule author can raise; each field defaults to `ClusterGuardrailDefaults`.
    */
@@ -75,10 +80,11 @@ export const defaultConfig: ControllerConfig = Object.freeze({
   namespaces: [],
   managedPodsOnly: false,
   containerStopSignals: false,
+  lifecyclePolicies: false,
   nodeReadinessClusterGuardrails: Object.freeze({ ...ClusterGuardrailDefaults }),
 }) as ControllerConfig;
 
-const knownFields = ['execCommands', 'ephemeralContainer', 'keystoneLimit', 'defaultStrategy', 'namespaces', 'managedPodsOnly', 'containerStopSignals', 'nodeReadiness'];
+const knownFields = ['execCommands', 'ephemeralContainer', 'keystoneLimit', 'defaultStrategy', 'namespaces', 'managedPodsOnly', 'containerStopSignals', 'lifecyclePolicies', 'nodeReadiness'];
 const ephemeralFields = ['image', 'securityContext', 'matchTargetUser'];
 const nodeReadinessFields = ['clusterGuardrails'];
 const guardrailFields = Object.keys(ClusterGuardrailBounds) as (keyof ClusterGuardrails)[];
@@ -221,7 +227,7 @@ function readNamespaces(raw: unknown, problem: Problem): string[] {
   return namespaces;
 }
 
-function readBoolean(raw: unknown, field: 'managedPodsOnly' | 'containerStopSignals', problem: Problem): boolean | undefined {
+function readBoolean(raw: unknown, field: 'managedPodsOnly' | 'containerStopSignals' | 'lifecyclePolicies', problem: Problem): boolean | undefined {
   if (raw === undefined) return defaultConfig[field];
   if (typeof raw !== 'boolean') {
     problem(field, 'must be true or false');
@@ -277,6 +283,7 @@ export function validateConfig(raw: Record<string, unknown>): ConfigResult {
   const namespaces = readNamespaces(raw.namespaces, problem);
   const managedPodsOnly = readBoolean(raw.managedPodsOnly, 'managedPodsOnly', problem);
   const containerStopSignals = readBoolean(raw.containerStopSignals, 'containerStopSignals', problem);
+  const lifecyclePolicies = readBoolean(raw.lifecyclePolicies, 'lifecyclePolicies', problem);
   const nodeReadinessClusterGuardrails = readNodeReadiness(raw.nodeReadiness, problem);
   if (problems.length > 0) return { ok: false, problems };
   const { ephemeralContainerImage, ephemeralContainerSecurityContext, ephemeralContainerMatchTargetUser } = ephemeral;
@@ -292,6 +299,7 @@ export function validateConfig(raw: Record<string, unknown>): ConfigResult {
       namespaces,
       managedPodsOnly,
       containerStopSignals,
+      lifecyclePolicies,
       nodeReadinessClusterGuardrails,
     },
   };

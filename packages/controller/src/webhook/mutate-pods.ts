@@ -7,11 +7,15 @@
  * RestartPod's restart rule when they all declare it); nothing throws.
  */
 import type { V1Node } from '@kubernetes/client-node';
-import { admissionRoute, lifecycleMutator, type LifecycleOptions, type WebhookHandler } from '@podlife/keystone';
+import { admissionRoute, lifecycleMutator, withPolicies, type LifecycleOptions, type PolicySource, type WebhookHandler } from '@podlife/keystone';
 
-/** The `/mutate-pods` route: keystone's lifecycle mutator, checked against the nodes' kubelets. */
-export function mutatePodsHandler(nodes: () => readonly V1Node[], options: LifecycleOptions & { stopSignals?: boolean } = {}): WebhookHandler {
-  return admissionRoute({ mutate: lifecycleMutator(nodes, options) });
+/**
+ * The `/mutate-pods` route: keystone's lifecycle mutator, checked against the nodes' kubelets,
+ * with the lifecycle policies of `policies` applied first when given.
+ */
+export function mutatePodsHandler(nodes: () => readonly V1Node[], options: LifecycleOptions & { stopSignals?: boolean } = {}, policies?: PolicySource): WebhookHandler {
+  const mutate = lifecycleMutator(nodes, options);
+  return admissionRoute({ mutate: policies ? withPolicies(mutate, policies) : mutate });
 }
 
 /** Keeps only what the webhook reads from a Node: its labels (nodeSelector), kubelet version and declared features. */
