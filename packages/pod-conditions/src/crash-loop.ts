@@ -36,7 +36,7 @@ export interface Termination {
 /** A container found crash-looping: which state of the loop it is in, and its last exit. */
 export interface CrashLoop {
   container: string;
-  /** `exited`: terminated, restart pending; `backingOff`: CrashLoopBackOff; `runningAgain`: restarted, not ready yet. */
+  /** `exited`: terminated, restart pending; `backingOff`: CrashLoopBackOff; `runningAgain`: restarted (not ready yet, unless asked for ready ones). */
   phase: 'exited' | 'backingOff' | 'runningAgain';
   restarts: number;
   /** The most recent exit. */
@@ -94,7 +94,12 @@ export function restartsAfter(policy: RestartPolicy, exitCode: number): boolean 
 }
 
 /** The crash loop a container is in at `nowMs`, or undefined. */
-export function crashLoop(pod: V1Pod, spec: V1Container | undefined, status: V1ContainerStatus | undefined, opts: { init?: boolean; nowMs: number }): CrashLoop | undefined {
+export function crashLoop(
+  pod: V1Pod,
+  spec: V1Container | undefined,
+  status: V1ContainerStatus | undefined,
+  opts: { init?: boolean; nowMs: number; /** Count a container running again that is ready too (it is up between crashes). */ ready?: boolean },
+): CrashLoop | undefined {
   if (!status) return undefined;
   const policy = containerRestartPolicy(pod, spec, opts.init ?? false);
   const restarts = typeof status.restartCount === 'number' ? status.restartCount : 0;
@@ -112,7 +117,7 @@ export function crashLoop(pod: V1Pod, spec: V1Container | undefined, status: V1C
     return { ...base, phase: 'exited', last: current, ...(earlier ? { previous: earlier } : {}) };
   }
   const running = status.state?.running;
-  if (running && status.ready !== true && restarts > 0 && earlier && failed(earlier, policy)) {
+  if (running && (status.ready !== true || opts.ready === true) && restarts > 0 && earlier && failed(earlier, policy)) {
     const since = timeMs(running.startedAt);
     if (since === undefined || opts.nowMs - since >= backOffResetMs) return undefined;
     return { ...base, phase: 'runningAgain', last: earlier, runningSinceMs: since };

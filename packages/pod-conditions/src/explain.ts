@@ -10,7 +10,8 @@
  *   the kubectl commands it suggests quote each name for a POSIX shell;
  * - a crashing container is recognised in each state the kubelet shows between restarts
  *   (terminated, waiting CrashLoopBackOff, running again), from its restart count, last state,
- *   exit codes and restart policy (crash-loop.ts), never from one waiting reason alone;
+ *   exit codes and restart policy (crash-loop.ts), never from one waiting reason alone, and a
+ *   ready pod whose container is up between crashes is said to be crashing, not simply ready;
  * - never throws on partial or malformed objects.
  */
 import type { V1Container, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
@@ -23,11 +24,13 @@ import { formatDuration } from './duration.js';
 import { oneLine } from './text.js';
 import { containerRestartPolicy, crashLoop, describeExit, pendingRestart } from './crash-loop.js';
 import type { CrashLoop, Termination } from './crash-loop.js';
-import type { StageName } from './timeline.js';
+import { stageReached, type StageName } from './timeline.js';
 
 /** Why a pod is stuck (or that it is not), machine-readable. */
 export type DiagnosisCause =
   | 'Ready'
+  /** Ready now, but a container has crashed in its recent runs (the kubelet restarted it). */
+  | 'ReadyAfterCrashes'
   | 'Succeeded'
   | 'Failed'
   | 'Terminating'
@@ -128,9 +131,35 @@ export function explainPod(pod: V1Pod, events: readonly PodEvent[] | undefined, 
     sandbox(pod, evs, nowMs) ??
     initialization(pod, evs, nowMs) ??
     containers(pod, evs, nowMs) ??
-    gates(pod, nowMs) ??
+    gates(pod, evs, nowMs) ??
+    readyAfterCrashes(pod, nowMs) ??
     diag('ready', 'Ready', 'The pod is ready.', readySince(pod))
   );
+}
+
+/**
+ * A ready pod whose container is up between two crashes (running and ready, restarted, its last
+ * run failed less than the back-off reset ago) is not simply ready: in a crash loop each run is
+ * ready for a moment before it exits again.
+ */
+function readyAfterCrashes(pod: V1Pod, nowMs: number): Diagnosis | undefined {
+  for (const c of statuses(pod.spec?.containers, pod.status?.containerStatuses)) {
+    const loop = crashLoop(pod, c.spec, c.status, { nowMs, ready: true });
+    if (loop?.phase !== 'runningAgain') continue;
+    const logs = `kubectl logs ${podRef(pod)} -c ${shellQuote(loop.container)} --previous`;
+    return diag(
+      'ready',
+      'ReadyAfterCrashes',
+      `The pod is ready now, but container ${loop.container} has been crashing: it last exited with ${describeExit(loop.last)}${ranFor(loop.last)} and has restarted ${plural(loop.restarts, 'time')}; it is up again${forText(loop.runningSinceMs, nowMs)}, see ${logs}.`,
+      {
+        subject: loop.container,
+        restarts: loop.restarts,
+        ...(loop.last.exitCode >= 0 ? { exitCode: loop.last.exitCode } : {}),
+        ...(loop.runningSinceMs !== undefined ? { sinceMs: loop.runningSinceMs } : {}),
+      },
+    );
+  }
+  return undefined;
 }
 
 /** KEP-5532: the kubelet restarts every container in place while AllContainersRestarting is True. */
@@ -154,7 +183,7 @@ function readySince(pod: V1Pod): Partial<Diagnosis> {
 }
 
 function scheduling(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis | undefined {
-  if (pod.spec?.nodeName) return undefined;
+  if (stageReached(pod, 'scheduled', evs)) return undefined;
   const c = podCondition(pod, 'PodScheduled');
   const e = latestEvent(evs, ['FailedScheduling']);
   const since = timeMs(c?.lastTransitionTime) ?? timeMs(pod.metadata?.creationTimestamp);
@@ -177,9 +206,9 @@ function scheduling(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis | und
 }
 
 function sandbox(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis | undefined {
+  // The timeline's answer: what it shows in progress is what is diagnosed.
+  if (stageReached(pod, 'sandbox', evs)) return undefined;
   const s = sandboxReady(pod, nowMs);
-  if (s.status === 'True') return undefined;
-  // Without the condition an Unknown sandbox is normal while images pull: let later stages speak unless an event says otherwise.
   const node = pod.spec?.nodeName ?? '';
   const mount = latestEvent(evs, ['FailedMount', 'FailedAttachVolume']);
   // A False condition never says why the sandbox fails (1.37 says only why one is needed): these Events do.
@@ -211,7 +240,13 @@ function sandbox(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis | undefi
       { subject: node, ...(since !== undefined ? { sinceMs: since } : {}) },
     );
   }
-  return undefined;
+  // No condition, no Event, no container past ContainerCreating, no IP: nothing says the sandbox is up.
+  return diag(
+    'sandbox',
+    'SandboxPending',
+    `The kubelet on node ${node} has not started a container of the pod${forText(since, nowMs)}, and this cluster does not report the sandbox condition, so the sandbox and its network may still be in progress; see kubectl describe pod ${podRef(pod)} and the kubelet's log on that node.`,
+    { subject: node, ...(since !== undefined ? { sinceMs: since } : {}) },
+  );
 }
 
 interface Status {
@@ -226,7 +261,24 @@ function statuses(specs: V1Container[] | undefined, list: V1ContainerStatus[] | 
 }
 
 function initialization(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis | undefined {
-  if (podCondition(pod, 'Initialized')?.status === 'True') return undefined;
+  if (stageReached(pod, 'initialized', evs)) return undefined;
+  return initContainerProblem(pod, evs, nowMs) ?? notReported(pod, 'initialized', 'Initialized', nowMs);
+}
+
+/** A stage whose condition is not True while nothing in the pod's statuses says why. */
+function notReported(pod: V1Pod, stage: StageName, type: string, nowMs: number): Diagnosis {
+  const c = podCondition(pod, type);
+  const since = timeMs(c?.lastTransitionTime);
+  const state = c ? ` (${type} is ${c.status}${c.reason ? `, ${c.reason}` : ''})` : '';
+  return diag(
+    stage,
+    'Unknown',
+    `The kubelet has not reported the pod ${type} yet${state}${forText(since, nowMs)} and its container statuses show no cause; wait for its next status update, or see kubectl describe pod ${podRef(pod)}.`,
+    since !== undefined ? { sinceMs: since } : {},
+  );
+}
+
+function initContainerProblem(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis | undefined {
   for (const c of statuses(pod.spec?.initContainers, pod.status?.initContainerStatuses)) {
     // A native sidecar (restartPolicy Always) counts once started.
     const sidecar = c.spec?.restartPolicy === 'Always';
@@ -378,7 +430,11 @@ function capitalize(s: string): string {
 }
 
 function containers(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis | undefined {
-  if (podCondition(pod, 'ContainersReady')?.status === 'True') return undefined;
+  if (stageReached(pod, 'containersReady', evs)) return undefined;
+  return containerProblem(pod, evs, nowMs) ?? notReported(pod, 'containersReady', 'ContainersReady', nowMs);
+}
+
+function containerProblem(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis | undefined {
   const all = statuses(pod.spec?.containers, pod.status?.containerStatuses);
   for (const c of all) {
     const problem = waitingProblem(pod, c, evs, nowMs, 'containersReady', 'container') ?? crashProblem(pod, c, nowMs, 'containersReady', 'container');
@@ -426,8 +482,8 @@ function containers(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis | und
   return undefined;
 }
 
-function gates(pod: V1Pod, nowMs: number): Diagnosis | undefined {
-  if (podCondition(pod, 'Ready')?.status === 'True') return undefined;
+function gates(pod: V1Pod, evs: PodEvent[], nowMs: number): Diagnosis | undefined {
+  if (stageReached(pod, 'ready', evs)) return undefined;
   for (const gate of readinessGateTypes(pod)) {
     const c = podCondition(pod, gate);
     if (!c) {
@@ -452,7 +508,7 @@ function gates(pod: V1Pod, nowMs: number): Diagnosis | undefined {
   if (podCondition(pod, 'ContainersReady')?.status === 'True') {
     return diag('ready', 'Unknown', 'Containers are ready but the kubelet has not reported the pod Ready yet; wait for its next status update.');
   }
-  return undefined;
+  return notReported(pod, 'ready', 'Ready', nowMs);
 }
 
 function firstFailedContainer(pod: V1Pod): { name: string; code: number } | undefined {

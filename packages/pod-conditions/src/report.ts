@@ -69,7 +69,7 @@ export function renderExplanation(x: PodExplanation, opts: RenderOptions = {}): 
   if (x.timeline.stages.some((s) => s.source === 'inferred')) {
     lines.push('  * inferred: this cluster does not report the sandbox condition');
   }
-  const done = ['Ready', 'Succeeded', 'Failed', 'Terminating'].includes(x.diagnosis.cause);
+  const done = ['Ready', 'ReadyAfterCrashes', 'Succeeded', 'Failed', 'Terminating'].includes(x.diagnosis.cause);
   lines.push('', `${done ? 'state' : 'stuck at'}: ${x.diagnosis.stage} (${x.diagnosis.cause})`, x.diagnosis.sentence);
   return lines.join('\n');
 }

@@ -2,6 +2,7 @@
  * The start timeline of a pod: when it passed each stage, and how long each took.
  *
  * Guarantees:
+ * - a stage is reached when `stageReached` says so (the answer explainPod uses too);
  * - stages are ordered by the time they were reached, never by an assumed order: without init
  *   containers the kubelet sets `Initialized` at pod start, which can precede the sandbox condition
  *   (KEP-3085 discusses this), and the timeline shows it that way;
@@ -14,7 +15,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { timeMs } from '@podlife/core';
 import { podCondition } from './model.js';
-import { firstContainerStartMs } from './sandbox.js';
+import { firstContainerStartMs, sandboxReady } from './sandbox.js';
 import { eventContainer, eventFirstMs, eventTimeMs, eventsOf } from './events.js';
 import type { PodEvent } from './events.js';
 
@@ -64,45 +65,71 @@ export interface PodTimeline {
   totalMs?: number;
 }
 
-interface Reached {
+/** A stage the pod has passed: when (if known) and where that came from. */
+export interface StageReached {
   stage: StageName;
-  atMs: number;
+  /** Unknown when only the fact is known (a condition without a time, a pod IP). */
+  atMs?: number;
   source: TimelineEntry['source'];
 }
 
-function reachedAt(pod: V1Pod, stage: StageName, events: readonly PodEvent[]): Reached | undefined {
+/** Reasons a container waits for only once its pod's sandbox exists (any but these two). */
+const BEFORE_SANDBOX = new Set(['ContainerCreating', 'PodInitializing']);
+/** Events the kubelet records only for a container of a pod whose sandbox exists. */
+const AFTER_SANDBOX = new Set(['Pulling', 'Pulled', 'Created', 'Started']);
+
+/**
+ * Whether the pod has passed `stage`: the one answer `podTimeline` and `explainPod` both use, so
+ * the stage the timeline shows in progress is the stage the diagnosis names. A stage's condition
+ * decides when the pod has it; without the condition, scheduling is read from `spec.nodeName` and
+ * the Scheduled event, the sandbox from what only a live sandbox produces (a started container,
+ * a container's pull or start Event, a container waiting for a reason past ContainerCreating, a
+ * pod IP).
+ */
+export function stageReached(pod: V1Pod, stage: StageName, events: readonly PodEvent[]): StageReached | undefined {
   const c = podCondition(pod, stageCondition[stage]);
   if (c?.status === 'True') {
     const at = timeMs(c.lastTransitionTime);
-    if (at !== undefined) return { stage, atMs: at, source: 'condition' };
+    return at !== undefined ? { stage, atMs: at, source: 'condition' } : { stage, source: 'condition' };
   }
-  if (c) return undefined;
-  // No condition at all: infer what can be inferred.
   if (stage === 'scheduled') {
+    if (c && !pod.spec?.nodeName) return undefined;
     const e = events.find((x) => x.reason === 'Scheduled');
     if (e) return { stage, atMs: eventTimeMs(e), source: 'event' };
+    return pod.spec?.nodeName ? { stage, source: 'inferred' } : undefined;
   }
-  if (stage === 'sandbox' && pod.spec?.nodeName) {
-    const started = firstContainerStartMs(pod);
-    if (started !== undefined) return { stage, atMs: started, source: 'inferred' };
+  if (c || stage !== 'sandbox' || !pod.spec?.nodeName) return undefined;
+  // No sandbox condition (before 1.25, or the gate off): infer what can be inferred.
+  const started = firstContainerStartMs(pod);
+  if (started !== undefined) return { stage, atMs: started, source: 'inferred' };
+  let firstEvent: number | undefined;
+  for (const e of events) {
+    if (!AFTER_SANDBOX.has(e.reason ?? '') || !eventContainer(e)) continue;
+    const t = eventFirstMs(e);
+    if (firstEvent === undefined || t < firstEvent) firstEvent = t;
   }
-  return undefined;
+  if (firstEvent !== undefined) return { stage, atMs: firstEvent, source: 'inferred' };
+  const waitingPast = (pod.status?.containerStatuses ?? []).some((s) => s.state?.waiting?.reason !== undefined && !BEFORE_SANDBOX.has(s.state.waiting.reason));
+  return waitingPast || sandboxReady(pod).status === 'True' ? { stage, source: 'inferred' } : undefined;
 }
 
 /** The pod's start timeline. `nowMs` bounds the stage the pod is waiting in. */
 export function podTimeline(pod: V1Pod, events?: readonly PodEvent[], nowMs?: number): PodTimeline {
   const evs = eventsOf(pod, events);
   const createdMs = timeMs(pod.metadata?.creationTimestamp);
-  const reached: Reached[] = [];
+  const reached: (StageReached & { atMs: number })[] = [];
+  const untimed: StageReached[] = [];
   for (const stage of stageOrder) {
-    const r = reachedAt(pod, stage, evs);
-    if (r) reached.push(r);
+    const r = stageReached(pod, stage, evs);
+    if (r?.atMs !== undefined) reached.push({ ...r, atMs: r.atMs });
+    else if (r) untimed.push(r);
   }
   // Stable sort keeps the canonical order among equal times (conditions have second precision).
   reached.sort((a, b) => a.atMs - b.atMs);
 
   const stages: TimelineEntry[] = [];
   let prev = createdMs;
+  for (const r of untimed) stages.push({ kind: 'stage', key: r.stage, label: stageLabels[r.stage], state: 'reached', source: r.source });
   for (const r of reached) {
     const start = prev ?? r.atMs;
     const entry: TimelineEntry = {
@@ -118,7 +145,7 @@ export function podTimeline(pod: V1Pod, events?: readonly PodEvent[], nowMs?: nu
     stages.push(entry);
     prev = prev === undefined ? r.atMs : Math.max(prev, r.atMs);
   }
-  const done = new Set(reached.map((r) => r.stage));
+  const done = new Set([...reached, ...untimed].map((r) => r.stage));
   let waiting = pod.metadata?.deletionTimestamp === undefined && !isTerminal(pod);
   for (const stage of stageOrder) {
     if (done.has(stage)) continue;

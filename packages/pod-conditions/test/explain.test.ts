@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { explainPod } from '../src/index.js';
-import type { Diagnosis } from '../src/index.js';
-import { event, ms, pod, startedPod } from './fixtures.js';
+import fc from 'fast-check';
+import { explainPod, podExplanation, renderExplanation } from '../src/index.js';
+import type { Diagnosis, PodEvent } from '../src/index.js';
+import { at, event, ms, pod, startedPod, type PodBuilder } from './fixtures.js';
 
 const now = ms(120);
 /** Every sentence is one sentence: it ends with a period and has none in the middle followed by a capital. */
@@ -179,5 +180,108 @@ describe('explainPod', () => {
     it('never throws on an empty object', () => {
       assert.equal(explainPod({}, undefined, now).cause, 'WaitingForScheduler');
     });
+  });
+});
+
+describe('explain agrees with itself: the diagnosis names the stage the timeline shows in progress', () => {
+  const waitingStage = (p: ReturnType<PodBuilder['build']>, evs: PodEvent[] = []) => podExplanation(p, evs, now).timeline.stages.find((s) => s.state === 'waiting')?.key;
+
+  it('no sandbox condition, no Events, the container still ContainerCreating: both say sandbox', () => {
+    const p = pod().container('app').scheduled(1).condition('Initialized', 'True', 2).build();
+    const x = podExplanation(p, [], now);
+    assert.equal(waitingStage(p), 'sandbox');
+    assert.deepEqual([x.diagnosis.stage, x.diagnosis.cause, x.diagnosis.subject], ['sandbox', 'SandboxPending', 'node-a']);
+    assert.match(x.diagnosis.sentence, /has not started a container of the pod for 1m59s, and this cluster does not report the sandbox condition/);
+    assert.match(renderExplanation(x), /stuck at: sandbox \(SandboxPending\)/);
+  });
+
+  it('no sandbox condition, but a container waits on its image: the sandbox exists, both say containersReady', () => {
+    const p = pod().container('app').scheduled(1).condition('Initialized', 'True', 2).waiting('app', 'ImagePullBackOff', 'Back-off pulling image').build();
+    assert.equal(waitingStage(p), 'containersReady');
+    assert.deepEqual([explainPod(p, [], now).stage, explainPod(p, [], now).cause], ['containersReady', 'ImagePullBackOff']);
+  });
+
+  it('no sandbox condition, but the image is being pulled (an Event): the sandbox exists since, both say containersReady', () => {
+    const p = pod().container('app').scheduled(1).condition('Initialized', 'True', 2).build();
+    const evs = [event('Pulling', 'Pulling image "example.com/app:1"', 3, { type: 'Normal', container: 'app' })];
+    assert.equal(waitingStage(p, evs), 'containersReady');
+    assert.equal(explainPod(p, evs, now).stage, 'containersReady');
+  });
+
+  it('property: for any start state, the diagnosis of a pod not done is at the stage the timeline shows in progress', () => {
+    const types = ['PodScheduled', 'PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready'] as const;
+    fc.assert(
+      fc.property(
+        fc.record({
+          // The kubelet reaches its stages in order: the first `passed` are True, the next is False
+          // or absent, the later ones False or absent (Initialized may come before the sandbox).
+          passed: fc.integer({ min: 0, max: 4 }),
+          next: fc.constantFrom<'False' | undefined>('False', undefined),
+          later: fc.array(fc.constantFrom<'False' | undefined>('False', undefined), { minLength: 5, maxLength: 5 }),
+          initializedEarly: fc.boolean(),
+          ip: fc.boolean(),
+          state: fc.constantFrom('creating', 'pull', 'running', 'runningReady', 'crashed'),
+          pulling: fc.boolean(),
+          gate: fc.boolean(),
+        }),
+        (s) => {
+          const b = pod().container('app');
+          if (s.passed > 0) b.node();
+          types.forEach((type, i) => {
+            const status = i < s.passed || (type === 'Initialized' && s.initializedEarly && s.passed >= 1) ? 'True' : i === s.passed ? s.next : s.later[i];
+            if (status !== undefined) b.condition(type, status, i + 1);
+          });
+          if (s.gate) b.gate('example.com/lb');
+          if (s.ip && s.passed > 0) b.ips('10.0.0.2');
+          if (s.state === 'pull') b.waiting('app', 'ErrImagePull');
+          if (s.state === 'running' || s.state === 'runningReady') b.running('app', 6, s.state === 'runningReady');
+          if (s.state === 'crashed') b.waiting('app', 'CrashLoopBackOff', 'back-off 40s').lastTerminated('app', 1);
+          const p = b.build();
+          const evs = s.pulling && s.passed > 0 ? [event('Pulling', 'Pulling image', 4, { type: 'Normal', container: 'app' })] : [];
+          const x = podExplanation(p, evs, now);
+          assert.equal(x.diagnosis.stage, waitingStage(p, evs) ?? 'ready', `${x.diagnosis.cause}: ${x.diagnosis.sentence}`);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('a crash loop between crashes (running, ready, restarted, last exit non-zero)', () => {
+  /** What the real node showed for `echo boom; exit 3` under restartPolicy Always, in the seconds it ran again. */
+  function upBetweenCrashes(restarts: number) {
+    const p = startedPod().build();
+    const status = p.status!.containerStatuses![0]!;
+    status.restartCount = restarts;
+    status.ready = true;
+    status.started = true;
+    status.state = { running: { startedAt: at(118) as unknown as Date } };
+    status.lastState = { terminated: { exitCode: 3, reason: 'Error', startedAt: at(110) as unknown as Date, finishedAt: at(110) as unknown as Date } };
+    return p;
+  }
+
+  for (const restarts of [2, 3]) {
+    it(`restartCount ${restarts}: up now and crashing, naming the last exit, not "The pod is ready."`, () => {
+      const d = explainPod(upBetweenCrashes(restarts), [], now);
+      assert.deepEqual([d.stage, d.cause, d.subject, d.restarts, d.exitCode], ['ready', 'ReadyAfterCrashes', 'app', restarts, 3]);
+      assert.equal(
+        d.sentence,
+        `The pod is ready now, but container app has been crashing: it last exited with code 3 (Error) after running <1s and has restarted ${restarts} times; it is up again for 2.0s, see kubectl logs -n default web -c app --previous.`,
+      );
+      assertOneSentence(d);
+    });
+  }
+
+  it('a container that crashed once long ago and has run since is simply ready', () => {
+    const p = upBetweenCrashes(1);
+    p.status!.containerStatuses![0]!.state = { running: { startedAt: at(-700) as unknown as Date } };
+    assert.equal(explainPod(p, [], now).cause, 'Ready');
+  });
+
+  it('a container whose last run ended with exit 0 under OnFailure was not crashing', () => {
+    const p = upBetweenCrashes(2);
+    p.spec!.restartPolicy = 'OnFailure';
+    p.status!.containerStatuses![0]!.lastState = { terminated: { exitCode: 0, reason: 'Completed', startedAt: at(100) as unknown as Date, finishedAt: at(110) as unknown as Date } };
+    assert.equal(explainPod(p, [], now).cause, 'Ready');
   });
 });

@@ -156,9 +156,10 @@ describe('explainPod on more crash loops the real kubelet (v1.35) wrote', () => 
     assert.match(d.sentence, /^Container app keeps crashing: it exited with code 3 \(Error\) after running 4\.0s and has restarted 2 times;/);
   });
 
-  it('takes a crashing container that runs again, ready, for a ready pod (the kubelet reports it Ready)', () => {
+  it('says a ready pod whose crashing container runs again is up now and has been crashing (the kubelet reports it Ready)', () => {
     const d = explainPod(observed.slowCrashRunning2, [], after(observed.slowCrashRunning2, 1));
-    assert.equal(d.cause, 'Ready');
+    assert.deepEqual([d.stage, d.cause, d.restarts, d.exitCode], ['ready', 'ReadyAfterCrashes', 2, 3]);
+    assert.match(d.sentence, /^The pod is ready now, but container app has been crashing: it last exited with code 3 \(Error\) after running 4\.0s and has restarted 2 times;/);
   });
 
   it('explains exit 0 under restartPolicy Always as a loop of a container that must keep running', () => {

@@ -26,8 +26,9 @@ describe('renderExplanation', () => {
   });
 
   it('notes inferred stages on clusters without the sandbox condition', () => {
-    const text = renderExplanation(podExplanation(pod().container('app').scheduled(1).running('app', 3).build(), [], ms(10)));
+    const text = renderExplanation(podExplanation(pod().container('app').scheduled(1).condition('Initialized', 'True', 1).running('app', 3).build(), [], ms(10)));
     assert.match(text, /\* inferred: this cluster does not report the sandbox condition/);
+    assert.match(text, /^containers ready +7\.0s\+/m);
     assert.match(text, /^stuck at: containersReady/m);
   });
 

@@ -59,8 +59,13 @@ describe('podTimeline', () => {
   });
 
   it('ignores events of an earlier pod with the same name', () => {
-    const t = podTimeline(pod().container('app').node().build(), [event('Scheduled', 'old', 2, { uid: 'other' })]);
+    const t = podTimeline(pod().container('app').build(), [event('Scheduled', 'old', 2, { uid: 'other' })]);
     assert.equal(t.stages[0]?.state, 'waiting');
+  });
+
+  it('a pod bound to a node has passed scheduling, as explainPod says, even without the condition or the Event', () => {
+    const t = podTimeline(pod().container('app').node().build(), []);
+    assert.deepEqual(t.stages.slice(0, 2).map((s) => [s.key, s.state, s.source]), [['scheduled', 'reached', 'inferred'], ['sandbox', 'waiting', 'none']]);
   });
 
   it('does not mark a waiting stage on a pod being deleted', () => {
