@@ -46,3 +46,4 @@ export { lifecyclePolicyController, PolicyCondition, PolicyEventReason } from '.
 export type { LifecyclePolicies, LifecyclePolicyControllerOptions } from './policy/controller.js';
 export { judgePolicies, policiesInForce } from './policy/status.js';
 export type { NamespaceView, PolicyJudgement } from './policy/status.js';
+export { missedPolicyNotes, roleNotes } from './policy/notes.js';

@@ -6,6 +6,7 @@ import { describe, it } from 'mocha';
 import { lifecycleMutator, readLifecycle } from '../src/index.js';
 import { applyPolicies, parseRecord } from '../src/policy/apply.js';
 import { withPolicies } from '../src/policy/mutator.js';
+import { missedPolicyNotes, roleNotes } from '../src/policy/notes.js';
 import { compilePolicy, globMatches, imageGlobProblem, imageRepository, namespaceSelectorProblem, type CompiledPolicy, type LifecyclePolicySpec } from '../src/policy/policy.js';
 import { SIDECAR_PRESET_NAMES, SIDECAR_PRESETS } from '../src/policy/presets.js';
 import { judgePolicies, overlapMessage, policiesInForce } from '../src/policy/status.js';
@@ -282,5 +283,35 @@ describe('policy status (ADR 0269)', () => {
   it('policies over different containers do not overlap', () => {
     const judged = judgePolicies([raw('a', { presets: ['istio-proxy'] }), raw('b', { presets: ['vault-agent'] })], namespaces);
     assert.deepEqual(judged.map((j) => j.overlaps.length), [0, 0]);
+  });
+});
+
+describe('explain notes: why a container is a sidecar', () => {
+  const ctx = { namespaceLabels: { ...nsLabels, 'podlife.dev/policies': 'enabled' } };
+
+  it('names the policy and match, or the annotation, or says the pod\'s own won', () => {
+    const mesh = compiled('mesh', { presets: ['istio-proxy', 'vault-agent'] });
+    const pod = jobPod({ annotations: { 'role.podlife.dev/app': 'keystone', 'stop.podlife.dev/vault-agent': 'signal:INT' }, containers: [{ name: 'app', image: 'a' }, { name: 'istio-proxy', image: 'p' }, { name: 'vault-agent', image: 'v' }] });
+    const app = applyPolicies(pod, [mesh], ctx);
+    pod.metadata!.annotations = { ...pod.metadata!.annotations, ...app.annotations };
+    assert.deepEqual(roleNotes(pod), [
+      'app is a keystone: from its annotation role.podlife.dev/app',
+      'istio-proxy is a sidecar, stopped by preset:istio: from policy mesh, match istio-proxy',
+      "vault-agent is a main container, stopped by signal:INT: from the pod's own annotations, which won over policy mesh, match vault-agent (set enforce: true on the policy to make it win)",
+    ]);
+  });
+
+  it('names a native sidecar', () => {
+    const pod = jobPod();
+    pod.spec!.initContainers = [{ name: 'proxy', image: 'p', restartPolicy: 'Always' }];
+    assert.match(roleNotes(pod)[0] ?? '', /^proxy is a native sidecar/);
+  });
+
+  it('names a pod a policy would have marked, with the fix', () => {
+    const mesh = compiled('mesh', { presets: ['istio-proxy'] });
+    assert.match(missedPolicyNotes(jobPod(), [mesh], ctx.namespaceLabels)[0] ?? '', /^policy mesh would mark container\(s\) istio-proxy, but this pod carries no policy record: it was created before/);
+    assert.match(missedPolicyNotes(jobPod(), [mesh], nsLabels)[0] ?? '', /kubectl label namespace jobs podlife.dev\/policies=enabled/);
+    const done = jobPod({ annotations: applyPolicies(jobPod(), [mesh], ctx).annotations as Record<string, string> });
+    assert.deepEqual(missedPolicyNotes(done, [mesh], ctx.namespaceLabels), []);
   });
 });

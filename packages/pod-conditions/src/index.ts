@@ -22,3 +22,5 @@ export { networkConditionsAnnotation, networkConditionsController, NetworkCondit
 export type { NetworkConditionsOptions } from './network-conditions.js';
 export { podExplanation, renderExplanation } from './report.js';
 export type { PodExplanation } from './report.js';
+export { podOutcome } from './outcome.js';
+export type { PodOutcome, PodOutcomeKind, SetAside } from './outcome.js';

@@ -11,10 +11,11 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { isNotFound, resourcePath, shellQuote, sleep } from '@podlife/core';
 import type { KubeClient } from '@podlife/core';
-import { podExplanation, renderExplanation } from '@podlife/pod-conditions';
+import { podExplanation, podOutcome, renderExplanation } from '@podlife/pod-conditions';
 import type { PodEvent, PodExplanation } from '@podlife/pod-conditions';
 import { ManagedLabel } from '@podlife/keystone';
-import { isUnlabelledAnnotated, nativeMechanismNotes } from '@podlife/keystone';
+import { isUnlabelledAnnotated, judgePolicies, missedPolicyNotes, nativeMechanismNotes, POLICY_PATH, PolicyAnnotation, policiesInForce, roleNotes, type LifecyclePolicy } from '@podlife/keystone';
+import type { V1Namespace } from '@kubernetes/client-node';
 import type { ExplainArgs, OutputFormat } from './args.js';
 import { connect, contextNamespace } from './kubeconfig.js';
 import { fitText, isData, renderData, textWidth } from './output.js';
@@ -31,8 +32,8 @@ export interface Output {
  * and the native mechanisms (restart rules and their matches, native sidecars, stop signals, what
  * podlife's webhook did that was not applied or was undone).
  */
-export function podlifeNotes(pod: V1Pod): string[] {
-  const notes = nativeMechanismNotes(pod);
+export function podlifeNotes(pod: V1Pod, policyNotes: readonly string[] = []): string[] {
+  const notes = [...lifecycleNotes(pod), ...policyNotes, ...nativeMechanismNotes(pod)];
   if (!isUnlabelledAnnotated(pod.metadata)) return notes;
   const label = ['kubectl', 'label', 'pod', '-n', pod.metadata?.namespace ?? 'default', pod.metadata?.name ?? '', ManagedLabel.selector].map(shellQuote).join(' ');
   return [
@@ -40,6 +41,17 @@ export function podlifeNotes(pod: V1Pod): string[] {
       `a controller run with --managed-pods-only does not see it (${label})`,
     ...notes,
   ];
+}
+
+/**
+ * Why each container has its role (annotation, policy, native) and, for a pod with sidecars or
+ * roles, its outcome judged by the main containers only (`podOutcome`).
+ */
+function lifecycleNotes(pod: V1Pod): string[] {
+  const roles = roleNotes(pod);
+  const o = podOutcome(pod);
+  if (roles.length === 0 && o.setAside.length === 0) return [];
+  return [`outcome: ${o.outcome}: ${o.reason}`, ...roles];
 }
 
 interface Explained {
@@ -54,7 +66,24 @@ async function fetchExplanation(client: KubeClient, namespace: string, name: str
       fieldSelector: `involvedObject.kind=Pod,involvedObject.name=${name}`,
     })
     .catch(() => ({ items: [] as PodEvent[] })); // events are evidence, not a requirement (RBAC may hide them)
-  return { explanation: podExplanation(pod, events.items ?? [], Date.now()), notes: podlifeNotes(pod) };
+  return { explanation: podExplanation(pod, events.items ?? [], Date.now()), notes: podlifeNotes(pod, await policyNotesFor(client, pod)) };
+}
+
+/**
+ * Whether a lifecycle policy in force would have marked this pod that carries no record of one
+ * (docs/adr/0269). Best effort: without the CRD or the right to read policies and the namespace, nothing.
+ */
+async function policyNotesFor(client: KubeClient, pod: V1Pod): Promise<string[]> {
+  const namespace = pod.metadata?.namespace;
+  if (!namespace || pod.metadata?.annotations?.[PolicyAnnotation.Policies] !== undefined) return [];
+  try {
+    const [list, ns] = await Promise.all([client.get<{ items?: LifecyclePolicy[] }>(POLICY_PATH), client.get<V1Namespace>(resourcePath({ version: 'v1', resource: 'namespaces', name: namespace }))]);
+    const labels = ns.metadata?.labels ?? {};
+    const inForce = policiesInForce(judgePolicies(list.items ?? [], [{ name: namespace, labels }]));
+    return missedPolicyNotes(pod, inForce, labels);
+  } catch {
+    return [];
+  }
 }
 
 /**
