@@ -31,6 +31,9 @@ export interface ConditionObservation {
   heartbeatMs?: number;
   reason?: string;
   message?: string;
+  /** A pod condition: what it reads ("DaemonSet kube-system/cilium"), and the pod it judged. */
+  podSource?: string;
+  pod?: string;
 }
 
 export function observeCondition(
@@ -80,6 +83,11 @@ function notAfter(ms: number | undefined, nowMs: number): number | undefined {
 /** One line a user can act on: "GPUReady is Unknown (heartbeat 300s old, max 120s)". */
 export function describeObservation(o: ConditionObservation, nowMs: number, maxAgeMs?: number): string {
   const need = `needs ${o.required}`;
+  if (o.podSource !== undefined) {
+    const stale = o.stale ? ` (stale: the node's heartbeat is ${Math.round((nowMs - (o.heartbeatMs ?? nowMs)) / 1000)}s old, maxConditionAge ${Math.round((maxAgeMs ?? 0) / 1000)}s)` : '';
+    const counted = o.state === 'Missing' && o.status ? `, counted as ${o.status} by defaultStatus` : '';
+    return `${o.type} is ${o.state}${stale}${counted}: ${o.message ?? o.podSource}${o.satisfied ? '' : `; ${need}${o.failing ? ' (pod failing)' : ''}`}`;
+  }
   switch (o.state) {
     case 'Missing':
       return o.status

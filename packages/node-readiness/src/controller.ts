@@ -10,7 +10,8 @@
  *   it does not watch nodes, so node heartbeats never trigger fleet-wide recounts;
  * - the node cache keeps only what gates need (labels, annotations, taints, conditions), so memory
  *   stays flat with fleet size rather than with node image lists;
- * - neither controller acts before both caches have synced.
+ * - neither controller acts before both caches have synced, nor, while a rule has a pod condition,
+ *   before the pods of the namespaces it names have (pod-cache.ts: watched only while needed).
  */
 import type { V1Node } from '@kubernetes/client-node';
 import { Controller, timeMs } from '@podlife/core';
@@ -22,6 +23,8 @@ import { nodeReadinessMetrics } from './metrics.js';
 import { MigratedFromAnnotation } from './names.js';
 import type { NodeReadinessMetrics } from './metrics.js';
 import { NodeReconciler } from './node-reconciler.js';
+import { PodCache } from './pod-cache.js';
+import { podNamespaces } from './pod-conditions.js';
 import type { NodeReadinessRule } from './rule.js';
 import { RuleReconciler, rulePath } from './rule-reconciler.js';
 
@@ -88,7 +91,9 @@ export function nodeReadinessController(manager: Manager, options: NodeReadiness
   if (problem) throw new Error(`node-readiness: ${problem}`);
   const nodeInformer = manager.informer<V1Node>({ path: '/api/v1/nodes', transform: slimNode, name: 'nodes' });
   const ruleInformer = manager.informer<NodeReadinessRule>({ path: rulePath(), name: 'nodereadinessrules' });
-  const fleet = new Fleet(cacheView(nodeInformer), cacheView(ruleInformer), { zeroConfig: options.zeroConfig !== false }, Date.now, options.clusterGuardrails);
+  // Pods are watched only while a rule has a pod condition, in the namespaces such rules name.
+  const pods = new PodCache(manager.client, { nodeChanged: (n) => nodes.enqueue(n), everyNodeChanged: () => everyNode() }, options.logger);
+  const fleet = new Fleet(cacheView(nodeInformer), cacheView(ruleInformer), { zeroConfig: options.zeroConfig !== false, pods }, Date.now, options.clusterGuardrails);
   const metrics = nodeReadinessMetrics(manager.registry);
 
   let rules: Controller | undefined;
@@ -105,14 +110,25 @@ export function nodeReadinessController(manager: Manager, options: NodeReadiness
     .watch(nodeInformer)
     // Registered for its sync only (workers wait for both caches); rule events are mapped below.
     .watch(ruleInformer, () => []);
-  const everyNode = (): void => {
+  function everyNode(): void {
     for (const key of nodeInformer.store.keys()) nodes.enqueue(key);
+  }
+  const rulesChanged = (): void => {
+    if (ruleInformer.hasSynced()) pods.follow(podNamespaces(fleet.ruleSet().active.flatMap((r) => r.conditions)));
+    everyNode();
   };
-  ruleInformer.on('add', everyNode);
-  ruleInformer.on('delete', everyNode);
+  ruleInformer.on('add', rulesChanged);
+  ruleInformer.on('delete', rulesChanged);
+  ruleInformer.on('synced', rulesChanged);
   ruleInformer.on('update', (obj, old) => {
-    if (ruleChangeAffectsNodes(old, obj)) everyNode();
+    if (ruleChangeAffectsNodes(old, obj)) rulesChanged();
   });
+  // The pod informers are not the manager's (they come and go with rules): they stop with the node controller.
+  const stopNodes = nodes.stop.bind(nodes);
+  nodes.stop = async () => {
+    await stopNodes();
+    await pods.stop();
+  };
 
   const ruleReconciler = new RuleReconciler({
     client: manager.client,

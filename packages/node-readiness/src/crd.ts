@@ -62,13 +62,25 @@ const labelSelector = {
   ],
 };
 
+/** Which pods a pod condition reads: labels, not every pod of a namespace. */
+const podSelector = {
+  type: 'object',
+  properties: structuredClone({ matchLabels: labelSelector.properties.matchLabels, matchExpressions: labelSelector.properties.matchExpressions }),
+  'x-kubernetes-validations': [
+    {
+      rule: '(has(self.matchLabels) && size(self.matchLabels) > 0) || (has(self.matchExpressions) && size(self.matchExpressions) > 0)',
+      message: 'selector must select something: an empty selector takes any pod in the namespace',
+    },
+  ],
+};
+
 const spec = {
   type: 'object',
   required: ['conditions', 'enforcementMode', 'taint', 'nodeSelector'],
   properties: {
     conditions: {
       type: 'array',
-      description: 'Node conditions the gate waits for.',
+      description: 'Node conditions (or pods on the node, with pod) the gate waits for.',
       minItems: 1,
       maxItems: 16,
       'x-kubernetes-list-type': 'map',
@@ -80,6 +92,17 @@ const spec = {
           type: { type: 'string', minLength: 1, maxLength: 316, pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$' },
           requiredStatus: { ...status3, default: 'True', description: 'The status that satisfies the condition.' },
           defaultStatus: { ...status3, description: 'Assumed when the node does not report the condition (continuous rules only).' },
+          pod: {
+            type: 'object',
+            description: 'Satisfied by a pod on the node being Ready instead of by a node condition: the pod of daemonSet, or one matching selector, in namespace.',
+            required: ['namespace'],
+            properties: {
+              namespace: { type: 'string', minLength: 1, maxLength: 63, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' },
+              daemonSet: { type: 'string', minLength: 1, maxLength: 253 },
+              selector: podSelector,
+            },
+            'x-kubernetes-validations': [{ rule: 'has(self.daemonSet) != has(self.selector)', message: 'name either a daemonSet or a selector (exactly one)' }],
+          },
         },
       },
     },

@@ -16,9 +16,12 @@
  *   the rule informer has synced.
  */
 import type { V1Node, V1NodeCondition, V1Taint } from '@kubernetes/client-node';
+import { timeMs } from '@podlife/core';
 import { describeObservation, observeCondition } from './condition-state.js';
 import type { ConditionObservation } from './condition-state.js';
 import { ReadinessTaintPrefix } from './names.js';
+import { observePodCondition } from './pod-conditions.js';
+import type { PodLookup } from './pod-conditions.js';
 import { readCompletions, readManagedTaints } from './ownership.js';
 import { taintId } from './rule.js';
 import type { ConditionMatch, EnforcementMode, NodeReadinessRule, ResolvedRule } from './rule.js';
@@ -88,6 +91,8 @@ export interface EvaluateOptions {
   zeroConfig?: boolean;
   /** Staleness bound for zero-config conditions; default none. */
   zeroConfigMaxConditionAgeMs?: number;
+  /** Where pod conditions read pods; without it they are Missing ("pods are not read here"). */
+  pods?: PodLookup;
 }
 
 function combine(observations: ConditionObservation[], match: ConditionMatch): { satisfied: boolean; failing: boolean } {
@@ -141,6 +146,9 @@ interface NodeView {
   readonly annotations: Record<string, string> | undefined;
   readonly conditions: V1NodeCondition[] | undefined;
   readonly activeByName: Map<string, ResolvedRule>;
+  readonly pods: PodLookup | undefined;
+  /** The kubelet's last Ready heartbeat: how fresh the node's pod statuses are. */
+  readonly heartbeatMs: number | undefined;
   /** Taint ids a gate has already decided on; later passes leave them alone. */
   readonly handled: Set<string>;
   readonly decision: NodeDecision;
@@ -157,15 +165,16 @@ export function evaluateNode(
   options: EvaluateOptions = {},
 ): NodeDecision {
   const set = Array.isArray(rules) ? resolveRules(rules as readonly NodeReadinessRule[]) : (rules as RuleSet);
-  const view = readNode(node, set, nowMs);
+  const view = readNode(node, set, nowMs, options.pods);
   for (const rule of set.active) evaluateRule(view, rule);
   releaseOrphans(view);
   if (options.zeroConfig !== false) evaluateZeroConfig(view, options);
   return view.decision;
 }
 
-function readNode(node: V1Node, set: RuleSet, nowMs: number): NodeView {
+function readNode(node: V1Node, set: RuleSet, nowMs: number, pods: PodLookup | undefined): NodeView {
   const taints = node.spec?.taints ?? [];
+  const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
   return {
     set,
     nowMs,
@@ -177,6 +186,8 @@ function readNode(node: V1Node, set: RuleSet, nowMs: number): NodeView {
     annotations: node.metadata?.annotations,
     conditions: node.status?.conditions,
     activeByName: new Map(set.active.map((r) => [r.name, r])),
+    pods,
+    heartbeatMs: timeMs(ready?.lastHeartbeatTime ?? ready?.lastTransitionTime),
     handled: new Set(),
     decision: { node: node.metadata?.name ?? '', gates: [], changes: [], dryRun: [] },
   };
@@ -240,7 +251,11 @@ function notSelected(view: NodeView, rule: ResolvedRule, base: GateBase, id: str
 
 /** The gate's conditions decide: release or hold a taint that is there; add a failing gate's taint once debounced. */
 function judgeGate(view: NodeView, rule: ResolvedRule, base: GateBase, ownedByMe: boolean): GateEvaluation {
-  const conditions = rule.conditions.map((c) => observeCondition(view.conditions, c, rule.maxConditionAgeMs, view.nowMs));
+  const conditions = rule.conditions.map((c) =>
+    c.pod
+      ? observePodCondition(view.pods, view.decision.node, { ...c, pod: c.pod }, view.heartbeatMs, rule.maxConditionAgeMs, view.nowMs)
+      : observeCondition(view.conditions, c, rule.maxConditionAgeMs, view.nowMs),
+  );
   const { satisfied, failing } = combine(conditions, rule.match);
   const why = conditions.map((o) => describeObservation(o, view.nowMs, rule.maxConditionAgeMs)).join('; ');
   const gate: GateEvaluation = { ...base, conditions, satisfied, failing, state: stateOf(conditions, satisfied), holding: false, message: why };

@@ -60,7 +60,7 @@ export class Fleet {
   }
 
   synced(): boolean {
-    return this.nodes.hasSynced() && this.rules.hasSynced();
+    return this.nodes.hasSynced() && this.rules.hasSynced() && (this.evaluateOptions.pods?.synced?.() ?? true);
   }
 
   ruleSet(): RuleSet {

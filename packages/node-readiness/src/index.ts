@@ -1,6 +1,6 @@
 export { CleanupFinalizer, CompletedAnnotation, ManagedTaintsAnnotation, MigratedFromAnnotation, ReadinessTaintPrefix, RuleApiVersion, RuleGroup, RuleKind, RuleResource, RuleVersion, ZeroConfigSource } from './names.js';
 export { nodeReadinessRule } from './rule.js';
-export type { ConditionMatch, EnforcementMode, NodeReadinessRule, NodeReadinessRuleSpec, NodeReadinessRuleStatus, ResolvedCondition, ResolvedRule, RuleCondition, RuleGuardrails, RuleProblem, TaintEffect } from './rule.js';
+export type { ConditionMatch, EnforcementMode, NodeReadinessRule, PodConditionSource, NodeReadinessRuleSpec, NodeReadinessRuleStatus, ResolvedCondition, ResolvedRule, RuleCondition, RuleGuardrails, RuleProblem, TaintEffect } from './rule.js';
 export { resolveRules } from './ruleset.js';
 export type { RuleRejection, RuleSet } from './ruleset.js';
 export type { ConditionObservation, ConditionState } from './condition-state.js';
@@ -21,3 +21,5 @@ export type { NodeReadinessControllerOptions, NodeReadinessControllers } from '.
 export { NrcCompletedPrefix, NrcFinalizer, NrcGroup, NrcResource, NrcVersion } from './nrc-names.js';
 export { fromNrcRule, planNrcMigration } from './nrc.js';
 export type { MigrationPlan, MigrationStep, NrcRule } from './nrc.js';
+export { podList, slimPod } from './pod-conditions.js';
+export type { PodLookup } from './pod-conditions.js';

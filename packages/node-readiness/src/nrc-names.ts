@@ -8,9 +8,11 @@
 import type { NodeReadinessRule } from './rule.js';
 import { MigratedFromAnnotation } from './names.js';
 
-/** NRC's API group, version and resource. */
+/** NRC's API group. */
 export const NrcGroup = 'readiness.node.x-k8s.io';
+/** The version of NRC's rule API podlife reads. */
 export const NrcVersion = 'v1alpha1';
+/** The plural resource name of NRC's rules. */
 export const NrcResource = 'nodereadinessrules';
 /** The finalizer NRC holds on its rules until it has removed their taints. */
 export const NrcFinalizer = 'readiness.node.x-k8s.io/cleanup-taints';

@@ -11,7 +11,7 @@
  *   every node) is refused as the empty selector is: it would gate every node in the cluster.
  */
 import type { V1LabelSelector, V1ObjectMeta, V1Taint } from '@kubernetes/client-node';
-import { qualifiedNameProblem, timeMs } from '@podlife/core';
+import { dns1123LabelProblem, qualifiedNameProblem, timeMs } from '@podlife/core';
 import type { ConditionStatus, ConditionLike } from '@podlife/core';
 import { ReadinessTaintPrefix, RuleApiVersion, RuleKind } from './names.js';
 import { nrcCompletionKeys } from './nrc-names.js';
@@ -23,9 +23,25 @@ export type ConditionMatch = 'allOf' | 'anyOf';
 /** The effect of a readiness taint. */
 export type TaintEffect = 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
 
-/** One node condition a rule waits for. */
+/**
+ * A pod on the node whose Ready condition stands in for a node condition: the pod of a DaemonSet,
+ * or one matching a label selector, in `namespace`. Components that already run as pods (CNI
+ * agent, CSI node plugin, device plugin) then need no agent writing a node condition.
+ */
+export interface PodConditionSource {
+  namespace: string;
+  /** The DaemonSet whose pod on the node must be Ready. */
+  daemonSet?: string;
+  /** Or: labels of the pod on the node that must be Ready. */
+  selector?: V1LabelSelector;
+}
+
+/** One node condition (or, with `pod`, one pod's readiness) a rule waits for. */
 export interface RuleCondition {
+  /** The node condition's type; with `pod`, the name the gate shows for that pod's readiness. */
   type: string;
+  /** Satisfied by this pod on the node being Ready (status True) instead of by a node condition. */
+  pod?: PodConditionSource;
   /** The status that satisfies this condition; default True. */
   requiredStatus?: ConditionStatus;
   /** Assumed when the node does not report the condition at all (continuous rules only). */
@@ -89,6 +105,7 @@ export interface ResolvedCondition {
   type: string;
   requiredStatus: ConditionStatus;
   defaultStatus?: ConditionStatus;
+  pod?: PodConditionSource;
 }
 
 /** A rule with every default applied, ready for `evaluateNode`. */
@@ -180,6 +197,21 @@ function integerIn(value: number | undefined, min: number, max: number, field: s
   }
 }
 
+/** What is wrong with a pod condition source: one namespace, and exactly one of a DaemonSet name or a non-empty selector. */
+function podSourceProblems(pod: PodConditionSource, field: string, problems: RuleProblem[]): void {
+  const ns = typeof pod?.namespace === 'string' ? dns1123LabelProblem(pod.namespace) : 'namespace is required';
+  if (ns) problems.push({ field: `${field}.namespace`, message: ns });
+  const hasDs = pod?.daemonSet !== undefined;
+  const hasSelector = pod?.selector !== undefined;
+  if (hasDs === hasSelector) problems.push({ field, message: 'name either a daemonSet or a selector (exactly one)' });
+  if (hasDs && (typeof pod.daemonSet !== 'string' || pod.daemonSet.length === 0 || pod.daemonSet.length > 253)) {
+    problems.push({ field: `${field}.daemonSet`, message: 'must be the name of a DaemonSet' });
+  }
+  if (hasSelector && Object.keys(pod.selector?.matchLabels ?? {}).length === 0 && (pod.selector?.matchExpressions ?? []).length === 0) {
+    problems.push({ field: `${field}.selector`, message: 'must select something: an empty selector takes any pod in the namespace' });
+  }
+}
+
 /** Validates a rule and applies defaults. */
 export function resolveRule(rule: NodeReadinessRule): { rule: ResolvedRule; problems?: undefined } | { rule?: undefined; problems: RuleProblem[] } {
   const problems: RuleProblem[] = [];
@@ -204,7 +236,8 @@ export function resolveRule(rule: NodeReadinessRule): { rule: ResolvedRule; prob
     if (c?.defaultStatus !== undefined && !statuses.includes(c.defaultStatus)) {
       problems.push({ field: `${field}.defaultStatus`, message: `must be one of ${statuses.join(', ')}` });
     }
-    conditions.push({ type: c?.type, requiredStatus, ...(c?.defaultStatus !== undefined ? { defaultStatus: c.defaultStatus } : {}) });
+    if (c?.pod !== undefined) podSourceProblems(c.pod, `${field}.pod`, problems);
+    conditions.push({ type: c?.type, requiredStatus, ...(c?.defaultStatus !== undefined ? { defaultStatus: c.defaultStatus } : {}), ...(c?.pod ? { pod: c.pod } : {}) });
   });
 
   const match = spec.match ?? RuleDefaults.match;

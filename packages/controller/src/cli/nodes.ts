@@ -26,6 +26,7 @@ import type { EvaluateOptions, NodeExplanation, NodeReadinessRule } from '@podli
 import type { ExplainNodeArgs, NodesArgs, OutputFormat } from './args.js';
 import { connect, listBounds } from './kubeconfig.js';
 import { narrowNode } from './narrow.js';
+import { readinessPods } from './readiness-pods.js';
 import { fitText, isData, renderData, renderTable, textWidth } from './output.js';
 import { terminalSafe, terminalText } from './terminal.js';
 
@@ -111,7 +112,8 @@ export async function runExplainNode(args: ExplainNodeArgs, io: Streams): Promis
     }
     const rules = await fetchRules(client);
     noteRules(rules, io);
-    const e = explainNode(node, rules.rules, Date.now(), evaluateOptions);
+    const pods = await readinessPods(client, rules.rules, args.node);
+    const e = explainNode(node, rules.rules, Date.now(), { ...evaluateOptions, ...(pods ? { pods } : {}) });
     io.out(`${renderNodeText(e, args.output, textWidth(args.width, io.columns))}\n`);
     return 0;
   } finally {
@@ -120,9 +122,9 @@ export async function runExplainNode(args: ExplainNodeArgs, io: Streams): Promis
 }
 
 /** One node's cells: NAME, HELD BY, READINESS TAINTS, and with `wide` GATES, UNMANAGED TAINTS. */
-function nodeRow(node: V1Node, rules: readonly NodeReadinessRule[], nowMs: number, wide: boolean): string[] {
+function nodeRow(node: V1Node, rules: readonly NodeReadinessRule[], nowMs: number, wide: boolean, options: EvaluateOptions): string[] {
   try {
-    const e = explainNode(node, rules, nowMs, evaluateOptions);
+    const e = explainNode(node, rules, nowMs, options);
     const held = e.holding.map((g) => `${g.gate} (${g.state})`).join(', ') || '-';
     const taints = (node.spec?.taints ?? []).filter((t) => t.key.startsWith('readiness.k8s.io/')).map((t) => `${t.key}:${t.effect}`).join(', ') || '-';
     const row = [e.node, held, taints];
@@ -138,10 +140,10 @@ function nodeRow(node: V1Node, rules: readonly NodeReadinessRule[], nowMs: numbe
  * NAME, HELD BY, READINESS TAINTS; wide adds each gate's source and mode and the unexplained taints.
  * Nodes are read as `narrowNode` reads them, cells escaped for the terminal.
  */
-export function nodesTable(nodes: readonly unknown[], rules: readonly NodeReadinessRule[], nowMs: number, wide: boolean): string[][] {
+export function nodesTable(nodes: readonly unknown[], rules: readonly NodeReadinessRule[], nowMs: number, wide: boolean, options: EvaluateOptions = evaluateOptions): string[][] {
   const rows = [wide ? ['NAME', 'HELD BY', 'READINESS TAINTS', 'GATES', 'UNMANAGED TAINTS'] : ['NAME', 'HELD BY', 'READINESS TAINTS']];
   const read = nodes.map(narrowNode).sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
-  for (const node of read) rows.push(nodeRow(node, rules, nowMs, wide).map(terminalText));
+  for (const node of read) rows.push(nodeRow(node, rules, nowMs, wide, options).map(terminalText));
   return rows;
 }
 
@@ -156,13 +158,15 @@ export async function runNodes(args: NodesArgs, io: Streams): Promise<number> {
     const [nodes, rules] = await Promise.all([listAll<unknown>(client, resourcePath({ version: 'v1', resource: 'nodes' })), fetchRules(client)]);
     noteRules(rules, io);
     const nowMs = Date.now();
+    const pods = await readinessPods(client, rules.rules);
+    const options = { ...evaluateOptions, ...(pods ? { pods } : {}) };
     if (isData(args.output)) {
-      const items = nodes.map((n) => explanationJson(explainNode(narrowNode(n), rules.rules, nowMs, evaluateOptions)));
+      const items = nodes.map((n) => explanationJson(explainNode(narrowNode(n), rules.rules, nowMs, options)));
       io.out(`${renderData({ items }, args.output)}\n`);
       return 0;
     }
     const wide = args.output === 'wide';
-    io.out(`${renderTable(nodesTable(nodes, rules.rules, nowMs, wide), wide ? undefined : textWidth(args.width, io.columns))}\n`);
+    io.out(`${renderTable(nodesTable(nodes, rules.rules, nowMs, wide, options), wide ? undefined : textWidth(args.width, io.columns))}\n`);
     // The table has no room for them, but a rule not in force explains a taint that never goes.
     for (const [name, r] of resolveRules(rules.rules).rejected) io.err(`${rejectedRuleLine(name, r)}\n`);
     return 0;

@@ -69,6 +69,9 @@ export const controllerPermissions: Readonly<Record<ControllerName, ControllerPe
       // Finalizers and status are JSON/merge patches; nothing is ever updated whole.
       { apiGroups: ['readiness.podlife.dev'], resources: ['nodereadinessrules'], verbs: ['get', 'list', 'watch', 'patch'] },
       { apiGroups: ['readiness.podlife.dev'], resources: ['nodereadinessrules/status'], verbs: ['patch'] },
+      // Pod conditions (docs/adr/0273): read only, and listed only while a rule names a namespace.
+      { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
+      { apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['list', 'watch'] },
       // Node Events live in the default namespace; rule Events in none: cluster-wide create.
       eventWrite,
     ],
