@@ -24,6 +24,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { node } from './nodes.js';
+import { OPT_IN_EVERY } from './opt-in.js';
 import { pod } from './pods.js';
 
 export interface FakePodApi {
@@ -37,8 +38,7 @@ export interface FakePodApi {
 
 const RESOURCE_VERSION = '2000000';
 
-/** One pod in this many opted in to podlife's cache (DESIGN 10: 5%). */
-export const OPT_IN_EVERY = 20;
+export { OPT_IN_EVERY };
 const MANAGED_SELECTOR = 'podlife.dev/managed=true';
 
 /** The pod at index `i`, labelled when it opted in. */

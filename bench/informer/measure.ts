@@ -12,7 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Informer, KubeClient, Manager, silentLogger, type InformerOptions, type KubeObject } from '@podlife/core';
-import { OPT_IN_EVERY } from './api.js';
+import { OPT_IN_EVERY } from './opt-in.js';
 import { TRANSFORMS, type TransformName } from './transforms.js';
 
 /**
@@ -120,11 +120,77 @@ export interface Measurement {
   rssFile: number | undefined;
   /** Peak RSS over the process's life (the initial list is its high point). */
   maxRss: number;
+  /** What made up the RSS at its highest sample during the sync (every SAMPLE_MS), for finding where the transient goes. */
+  atPeak: PeakSample | undefined;
+  /** Committed bytes per V8 space at the steady state (`rss`), to set against `atPeak`'s. */
+  steadySpaces: Record<string, number>;
   heapLimit: number;
   /** Errors the informer emitted before it synced (e.g. a list page timing out, then a relist). */
   errors: string[];
   /** How the informer read the collection: one streaming watch, or a paged list. */
   syncPath: string;
+}
+
+/** How often the sync's memory is sampled. */
+const SAMPLE_MS = 20;
+
+/**
+ * One sample of the process's memory: RSS, V8's heap (committed and used, and committed per
+ * space), and the memory outside it that Node accounts (external, of which array buffers).
+ */
+export interface PeakSample {
+  atMs: number;
+  rss: number;
+  heapTotal: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+  /** Committed bytes per V8 space (new_space, old_space, large_object_space, ...). */
+  spaces: Record<string, number>;
+  /** Full (mark-compact) collections that had run by then, and scavenges. */
+  majorGcs: number;
+  minorGcs: number;
+}
+
+/** Committed bytes by space name. */
+function spaceSizes(stats: readonly { space_name: string; space_size: number }[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const sp of stats) out[sp.space_name] = sp.space_size;
+  return out;
+}
+
+/** Samples memory every SAMPLE_MS until stopped and keeps the sample with the highest RSS. */
+async function peakSampler(): Promise<{ stop: () => PeakSample | undefined }> {
+  const v8 = await import('node:v8');
+  const { PerformanceObserver, constants } = await import('node:perf_hooks');
+  let majorGcs = 0;
+  let minorGcs = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = ((e as { detail?: unknown }).detail as { kind?: number } | undefined)?.kind;
+      if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) majorGcs++;
+      else if (kind === constants.NODE_PERFORMANCE_GC_MINOR) minorGcs++;
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  const t0 = performance.now();
+  let peak: PeakSample | undefined;
+  const sample = (): void => {
+    const rss = process.memoryUsage.rss();
+    if (peak && rss <= peak.rss) return;
+    const m = process.memoryUsage();
+    const spaces = spaceSizes(v8.getHeapSpaceStatistics());
+    peak = { atMs: performance.now() - t0, rss: m.rss, heapTotal: m.heapTotal, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers, spaces, majorGcs, minorGcs };
+  };
+  const timer = setInterval(sample, SAMPLE_MS);
+  return {
+    stop: () => {
+      sample();
+      clearInterval(timer);
+      observer.disconnect();
+      return peak;
+    },
+  };
 }
 
 function gc(): void {
@@ -166,7 +232,7 @@ function describe(c: Cache): string {
 }
 
 async function measure(server: string, variant: Variant, clusterPods: number, clusterNodes: number, idleMs: number): Promise<Measurement> {
-  const { getHeapStatistics } = await import('node:v8');
+  const { getHeapStatistics, getHeapSpaceStatistics } = await import('node:v8');
   // An address and no credentials, as an in-cluster process is handed them: no kubeconfig, so
   // the client library's generated API is not loaded (core imports only its types).
   const client = KubeClient.fromConnection({ server });
@@ -186,10 +252,12 @@ async function measure(server: string, variant: Variant, clusterPods: number, cl
     return informer;
   });
 
+  const sampler = await peakSampler();
   const started = performance.now();
   for (const informer of informers) informer.start();
   await Promise.all(informers.map((informer) => informer.waitForSync()));
   const syncMs = performance.now() - started;
+  const atPeak = sampler.stop();
   let pods = 0;
   let nodes = 0;
   for (const [i, informer] of informers.entries()) {
@@ -225,6 +293,8 @@ async function measure(server: string, variant: Variant, clusterPods: number, cl
     rssAnon: split?.anon,
     rssFile: split?.file,
     maxRss: process.resourceUsage().maxRSS * 1024,
+    atPeak,
+    steadySpaces: spaceSizes(getHeapSpaceStatistics()),
     heapLimit: getHeapStatistics().heap_size_limit,
     errors,
     syncPath: informers[0]?.lastSyncPath ?? 'none',

@@ -3,8 +3,8 @@
  * tested maximum per cluster), without a transform, with `stripManagedFields` and with a
  * lifecycle-controller view, against the raw JSON size of the same pods.
  *
- * Targets (DESIGN 10, lifecycle view at 150k pods): peak RSS during the initial sync <= 1.25x the
- * steady RSS; steady RSS <= 30% of the raw JSON; and < 1 GiB RSS with any transform. `optIn`
+ * Targets (DESIGN 10, lifecycle view at 150k pods): peak RSS during the initial sync <= 1.15x the
+ * steady RSS (also printed as a share of the raw JSON, which does not move with the steady state); steady RSS <= 30% of the raw JSON; and < 1 GiB RSS with any transform. `optIn`
  * (DESIGN 3.7): the lifecycle view of only the 5% of pods labelled podlife.dev/managed=true,
  * RSS < 150 MiB, read against the empty-list process.
  *
@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { OPT_IN_EVERY, startFakePodApi } from './api.js';
 import { node } from './nodes.js';
 import { pod } from './pods.js';
-import type { Measurement, Variant } from './measure.js';
+import type { Measurement, PeakSample, Variant } from './measure.js';
 import { SEMI_SPACE_MIB } from '@podlife/controller';
 import { judge } from '../verdict.js';
 
@@ -41,7 +41,7 @@ const FULL_PODS = 150_000;
 const MAX_NODES = 30_000;
 const QUICK_PODS = 10_000;
 const TARGET_RSS = 1024 ** 3;
-const TARGET_PEAK_OVER_STEADY = 1.25;
+const TARGET_PEAK_OVER_STEADY = 1.15;
 const TARGET_STEADY_OVER_RAW = 0.3;
 const IDLE_MS = 10_000;
 const TARGET_OPT_IN_RSS = 150 * 1024 ** 2;
@@ -122,6 +122,18 @@ const mib = (n: number): string => fmt(n / MiB, 0);
 /** The idle RSS's anonymous and file-backed parts, or blanks where the system does not tell. */
 const split = (m: Measurement): [string, string] => [m.rssAnon === undefined ? '' : mib(m.rssAnon), m.rssFile === undefined ? '' : mib(m.rssFile)];
 
+/** Where the RSS was at the sync's highest sample: V8's spaces, external memory, the rest. */
+function peakBreakdown(m: Measurement): string {
+  const p = m.atPeak as PeakSample;
+  const spaces = Object.entries(p.spaces).filter(([, bytes]) => bytes >= MiB).sort((a, b) => b[1] - a[1]).map(([name, bytes]) => `${name.replace(/_space$/, '')} ${mib(bytes)} (steady ${mib(m.steadySpaces[name] ?? 0)})`);
+  const other = p.rss - p.heapTotal - p.external;
+  return (
+    `${m.transform}: at the sampled peak (${fmt(p.atMs / 1000, 1)} s into the sync, after ${p.majorGcs} full collections and ${p.minorGcs} scavenges): ` +
+    `RSS ${mib(p.rss)} = V8 heap ${mib(p.heapTotal)} committed (${mib(p.heapUsed)} used; ${spaces.join(', ')}) + external ${mib(p.external)} ` +
+    `(array buffers ${mib(p.arrayBuffers)}) + rest ${mib(other)}`
+  );
+}
+
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
   return rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')).join('\n');
@@ -160,10 +172,10 @@ async function main(): Promise<void> {
   if (nodes > 0 && api.nodeRawBytes === undefined) for (let i = 0; i < nodes; i++) nodeRaw += Buffer.byteLength(JSON.stringify(node(i)));
   const base = results[0]!;
 
-  const rows = [['transform', 'read by', 'sync s', 'peak RSS', 'RSS at sync', 'RSS idle', 'anon', 'file', 'peak/idle', 'idle/raw', 'heap', 'RSS B/pod', 'heap B/pod', 'heap/raw', 'RSS < 1 GiB']];
+  const rows = [['transform', 'read by', 'sync s', 'peak RSS', 'RSS at sync', 'RSS idle', 'anon', 'file', 'peak/idle', 'idle/raw', 'peak/raw', 'heap', 'RSS B/pod', 'heap B/pod', 'heap/raw', 'RSS < 1 GiB']];
   for (const m of results) {
     if (isBaseline(m.transform)) {
-      rows.push([m.transform === 'baseline' ? '(baseline: empty list)' : '(baseline: empty list, controller loaded)', m.syncPath, fmt(m.syncMs / 1000, 2), mib(m.maxRss), mib(m.rssAtSync), mib(m.rss), ...split(m), '', '', mib(m.heapUsed), '', '', '', '']);
+      rows.push([m.transform === 'baseline' ? '(baseline: empty list)' : '(baseline: empty list, controller loaded)', m.syncPath, fmt(m.syncMs / 1000, 2), mib(m.maxRss), mib(m.rssAtSync), mib(m.rss), ...split(m), '', '', '', mib(m.heapUsed), '', '', '', '']);
       continue;
     }
     // Per cached pod: the opt-in variant caches one pod in OPT_IN_EVERY.
@@ -180,6 +192,7 @@ async function main(): Promise<void> {
       ...split(m),
       `${fmt(m.maxRss / m.rss, 2)}x`,
       `${fmt((m.rss / raw) * 100, 0)}%`,
+      `${fmt((m.maxRss / raw) * 100, 1)}%`,
       mib(m.heapUsed),
       fmt(rssPerPod),
       fmt(heapPerPod),
@@ -197,6 +210,7 @@ async function main(): Promise<void> {
       ` over loopback HTTP, then an idle watch; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} CPUs`,
   );
   console.log(table(rows));
+  for (const m of results) if (!isBaseline(m.transform) && m.atPeak) console.log(peakBreakdown(m));
   for (const [variant, reason] of failures) console.log(`${variant}: failed, ${reason}`);
   for (const m of results) {
     if (m.errors.length === 0) continue;
@@ -214,7 +228,9 @@ async function main(): Promise<void> {
       'keystone / keystoneManaged / keystoneAndNetwork: the caches the controller holds as the Deployment runs it with keystone and node-readiness (keepLifecycleFields;',
       'with --managed-pods-only; plus network-conditions\' stripManagedFields cache), and with --nodes its two node caches, which their B/pod columns then include.',
       ...results.filter((m) => SIZING.includes(m.transform)).map((m) => `  ${m.transform} held: ${m.caches.join(', ')}${m.notHeld.length > 0 ? `; not served, so not held: ${m.notHeld.join(', ')}` : ''}`),
-      'peak/idle = peak RSS over RSS idle (steady); idle/raw = RSS idle over the raw JSON of all the pods.',
+      'peak/idle = peak RSS over RSS idle (steady); idle/raw = RSS idle over the raw JSON of all the pods; peak/raw = peak RSS over it.',
+      'at the sampled peak: the highest RSS of a sample every 20 ms during the sync, split into V8\'s heap as committed (per space), the',
+      'array buffers and other external memory V8 knows of, and the rest (Node\'s own allocations, the binary\'s pages, allocator slack).',
       'The informer transforms each pod as it arrives (streaming) or each page (paged): no whole list of full pods is ever held.',
     ].join('\n'),
   );
@@ -274,7 +290,14 @@ async function main(): Promise<void> {
       floor: view ? `steady ${mib(view.rss)} MiB` : undefined,
       ratio: view ? `${fmt(view.maxRss / view.rss, 2)}x` : undefined,
       pass: view !== undefined && view.maxRss / view.rss <= TARGET_PEAK_OVER_STEADY,
-      note: view ? sync_(view) : undefined,
+      note: view ? `${sync_(view)}; the peak is ${fmt((view.maxRss / raw) * 100, 1)}% of the raw JSON` : undefined,
+    });
+    // Not a target: the peak against a floor that does not move with the steady state.
+    judge({
+      target: `peak RSS during the initial sync as a share of the raw JSON (${held}${sync === 'list' ? ', paged list: the fallback' : ''})`,
+      figure: view ? `peak ${mib(view.maxRss)} MiB` : missing,
+      floor: `raw JSON ${mib(raw)} MiB`,
+      ratio: view ? `${fmt((view.maxRss / raw) * 100, 1)}%` : undefined,
     });
     judge({
       target: `steady RSS <= ${TARGET_STEADY_OVER_RAW * 100}% of the raw JSON (${held}${sync === 'list' ? ', paged list: the fallback' : ''})`,
