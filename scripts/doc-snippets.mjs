@@ -22,7 +22,7 @@
  *     node scripts/doc-snippets.mjs --no-run     # type-check and parse only
  *     node scripts/doc-snippets.mjs --no-build   # against the packages as last built (the test command builds first)
  *     node scripts/doc-snippets.mjs docs/guides/jobs-with-sidecars.md
- *     node scripts/doc-snippets.mjs --extract <dir>   # write the modules (and a package.json) to <dir>, check nothing
+ *     node scripts/doc-snippets.mjs --extract <dir>   # write the modules to <dir>/src/<doc>/ and list them as JSON, check nothing
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';

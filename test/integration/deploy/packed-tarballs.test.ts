@@ -7,7 +7,11 @@
  * - publint and attw on each tarball;
  * - the injector-webhook, custom-controller and readiness-gate examples type-checked with
  *   `skipLibCheck: false` under `moduleResolution` nodenext and bundler, and run from the
- *   compiled output against a real API server.
+ *   compiled output against a real API server;
+ * - the code blocks of README.md and docs/ (the guides' programs and their tests), extracted by
+ *   `scripts/doc-snippets.mjs --extract` and type-checked in the same passes; the blocks marked
+ *   to run (no cluster: pure decisions, FakeApiServer and AdmissionReview tests) run from the
+ *   tarballs (docs/adr/0262).
  *
  * @releases newest — the packed npm packages installed and run; no release-specific behaviour.
  */
@@ -49,6 +53,14 @@ const decision = evaluatePod(asPod(pod), { nowMs: Date.parse('2026-01-02T03:04:0
 console.log(decision.action);
 `;
 
+/** A code block of the docs, as `doc-snippets.mjs --extract` lists it. */
+interface DocModule {
+  doc: string;
+  line: number;
+  path: string;
+  run: boolean;
+}
+
 /** A user's unit test of a readiness gate, on the fake API server of @podlife/core/testing. */
 const GATE_UNIT_TEST = `import { Manager } from '@podlife/core';
 import { FakeApiServer } from '@podlife/core/testing';
@@ -72,6 +84,7 @@ console.log(status);
 describe('packed tarballs, installed with npm outside the workspace', function () {
   this.timeout(15 * 60_000);
   let consumer: Consumer;
+  let docModules: DocModule[] = [];
 
   before(async function () {
     this.timeout(15 * 60_000);
@@ -80,6 +93,8 @@ describe('packed tarballs, installed with npm outside the workspace', function (
     for (const example of ['injector-webhook', 'custom-controller', 'readiness-gate']) copyExample(consumer, example);
     writeFileSync(join(consumer.dir, 'src', 'hand-written-pod.ts'), HAND_WRITTEN_POD);
     writeFileSync(join(consumer.dir, 'src', 'gate-unit-test.ts'), GATE_UNIT_TEST);
+    const listed = await sh(process.execPath, [join(ROOT, 'scripts/doc-snippets.mjs'), '--extract', consumer.dir], ROOT);
+    docModules = JSON.parse(listed.slice(listed.indexOf('['))) as DocModule[];
   });
   after(() => consumer?.remove());
 
@@ -188,6 +203,22 @@ describe('packed tarballs, installed with npm outside the workspace', function (
     });
     it('a hand-written pod with string times (Wire<V1Pod>, asPod) runs through evaluatePod: the sidecar is to stop', async () => {
       assert.equal((await sh(process.execPath, [join(consumer.dir, 'dist/hand-written-pod.js')], consumer.dir, childEnv(), 30_000)).trim(), 'stop');
+    });
+    it("the docs' code blocks are among what was type-checked: the README's and every guide's", () => {
+      const docs = new Set(docModules.map((m) => m.doc));
+      assert.ok(docs.has('README.md'), 'README.md');
+      for (const guide of ['controller-unit-tests', 'injector-webhook', 'jobs-with-sidecars', 'explain', 'node-readiness']) assert.ok(docs.has(`docs/guides/${guide}.md`), guide);
+      for (const m of docModules) assert.ok(existsSync(join(consumer.dir, m.path.replace(/^src/, 'dist').replace(/\.ts$/, '.js'))), `${m.doc}:${m.line} compiled`);
+    });
+    it("the docs' runnable blocks run from the tarballs (the controller's FakeApiServer test, the injector's review test, the pure decisions)", async () => {
+      const runnable = docModules.filter((m) => m.run);
+      assert.ok(runnable.some((m) => m.path.endsWith('controller.test.ts')) && runnable.some((m) => m.path.endsWith('injector.test.ts')), 'the guides mark their tests to run');
+      const failed: string[] = [];
+      for (const m of runnable) {
+        const js = join(consumer.dir, m.path.replace(/^src/, 'dist').replace(/\.ts$/, '.js'));
+        await sh(process.execPath, [js], consumer.dir, childEnv(), 60_000).catch((err: unknown) => failed.push(`${m.doc}:${m.line}: ${(err as Error).message.slice(-1500)}`));
+      }
+      assert.deepEqual(failed, []);
     });
     it('a unit test on @podlife/core/testing (a subpath export): the gate writes its condition on the fake API server', async () => {
       // Bounded: a fake server that left a watch's timer behind would keep the user's test process alive.
