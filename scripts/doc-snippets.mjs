@@ -195,12 +195,14 @@ function mapDiagnostics(output, modules) {
 async function contractKeys() {
   const keystone = await import(join(ROOT, 'packages/keystone/dist/index.js'));
   const conditions = await import(join(ROOT, 'packages/pod-conditions/dist/index.js'));
-  const { Annotation, ManagedLabel, WEBHOOK_OPT_IN_LABEL, readLifecycle } = keystone;
+  const { Annotation, ManagedLabel, WEBHOOK_OPT_IN_LABEL, PolicyAnnotation, readLifecycle } = keystone;
+  // Keys a package may not export (yet) are simply not allowed: an undefined never matches a key.
+  const defined = (list) => list.filter((k) => typeof k === 'string' && k.length > 0);
   return {
     readLifecycle,
-    prefixes: [Annotation.RolePrefix, Annotation.StopPrefix, Annotation.AliasPrefix, Annotation.NativePrefix],
-    keys: new Set([Annotation.OnKeystoneExit, Annotation.NativeSidecars, Annotation.Completion, conditions.networkConditionsAnnotation]),
-    labels: new Set([ManagedLabel.key, WEBHOOK_OPT_IN_LABEL]),
+    prefixes: defined([Annotation.RolePrefix, Annotation.StopPrefix, Annotation.AliasPrefix, Annotation.NativePrefix, PolicyAnnotation?.ContainerPrefix]),
+    keys: new Set(defined([Annotation.OnKeystoneExit, Annotation.NativeSidecars, Annotation.Completion, conditions.networkConditionsAnnotation, PolicyAnnotation?.Policies])),
+    labels: new Set(defined([ManagedLabel.key, WEBHOOK_OPT_IN_LABEL])),
   };
 }
 
