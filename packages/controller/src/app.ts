@@ -20,6 +20,8 @@ import type { ControllerFlags, ControllerName } from './options/flags.js';
 import { keystoneController, lifecyclePolicyController, type KeystoneConfig, type KeystoneController, type LifecyclePolicies } from '@podlife/keystone';
 import { WebhookServer } from './webhook/server.js';
 import { keepKubeletVersion, mutatePodsHandler } from './webhook/mutate-pods.js';
+import { mutateNodesHandler } from './webhook/mutate-nodes.js';
+import { NODE_WEBHOOK_PATH, nodeRuleSet } from './deploy/node-webhook.js';
 import { webhookRequestDuration } from './webhook/metrics.js';
 import { SYSTEM_NAMESPACES } from './rbac/rules.js';
 
@@ -28,7 +30,7 @@ export interface ControllerAppOptions {
   flags: ControllerFlags;
   config: ControllerConfig;
   client: KubeClient;
-  /** For the exec strategy (pods/exec); without it stops use ephemeral containers only. */
+  /** For the exec strategy (pods/exec); default: the KubeConfig or connection `client` was built from. */
   kubeConfig?: KubeConfig;
   logger: Logger;
   /** Lease holder identity; default the host name (the pod name in a cluster). */
@@ -152,6 +154,8 @@ export class ControllerApp {
             { keystoneLimit: config.keystoneLimit, execCommands: config.execCommands, stopSignals: config.containerStopSignals === true },
             this.policies?.source,
           ),
+          // Node CREATE (opt-in by its webhook entry, deploy/node-webhook.yaml): readiness taints at birth.
+          ...(this.nodeReadiness ? { [NODE_WEBHOOK_PATH]: mutateNodesHandler(() => nodeRuleSet(this.nodeReadiness)) } : {}),
         },
         log: this.log.child({ component: 'webhook' }),
         observe: (route, status, seconds) => duration.observe({ route, status: String(status) }, seconds),

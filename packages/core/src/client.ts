@@ -130,16 +130,21 @@ function agentFor(server: URL, base: https.RequestOptions, maxSockets = DEFAULT_
     : new http.Agent(agentOpts);
 }
 
+/** What a client was built from: a KubeConfig, or a connection given as it is. */
+export type ClientOrigin = { readonly kubeConfig: KubeConfig } | { readonly connection: Connection };
+
 /** The API client every podlife package uses: JSON requests, watches as line streams, errors as `ApiError`. */
 export class KubeClient {
   readonly server: URL;
   private readonly base: https.RequestOptions;
   private readonly agent: http.Agent;
   private readonly maxBytes: number;
+  private readonly from: ClientOrigin;
 
-  private constructor(server: URL, base: https.RequestOptions, opts: ClientOptions) {
+  private constructor(server: URL, base: https.RequestOptions, opts: ClientOptions, from: ClientOrigin) {
     this.server = server;
     this.base = base;
+    this.from = from;
     this.agent = agentFor(server, base, opts.maxSockets);
     this.maxBytes = opts.maxResponseBytes ?? Infinity;
   }
@@ -164,7 +169,7 @@ export class KubeClient {
       ...(conn.key !== undefined ? { key: conn.key } : {}),
       ...(conn.insecureSkipTLSVerify ? { rejectUnauthorized: false } : {}),
     };
-    return new KubeClient(server, base, opts);
+    return new KubeClient(server, base, opts, { connection: conn });
   }
 
   /** Builds a client from a KubeConfig (its current context). */
@@ -174,7 +179,16 @@ export class KubeClient {
     const server = new URL(cluster.server);
     const base: https.RequestOptions = {};
     await kc.applyToHTTPSOptions(base);
-    return new KubeClient(server, base, opts);
+    return new KubeClient(server, base, opts, { kubeConfig: kc });
+  }
+
+  /**
+   * The KubeConfig or connection this client was built from, for a transport it does not carry
+   * itself (pods/exec over a websocket): the same server and credentials. A method, so that the
+   * credentials never show in a dump of the client.
+   */
+  origin(): ClientOrigin {
+    return this.from;
   }
 
   /** Loads the kubeconfig the way kubectl does (KUBECONFIG, ~/.kube/config, in-cluster). */

@@ -1,5 +1,5 @@
 export { ApiError, isConflict, isGone, isNotFound, KubeClient, METADATA_LIST, resourcePath } from './client.js';
-export type { ClientOptions, Connection, Query, RequestOptions, ResourceRef } from './client.js';
+export type { ClientOptions, ClientOrigin, Connection, Query, RequestOptions, ResourceRef } from './client.js';
 export { listPages } from './list.js';
 export { isShellPlain, shellQuote } from './shell.js';
 export type { ListPagesOptions } from './list.js';

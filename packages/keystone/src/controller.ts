@@ -15,11 +15,13 @@
  *   (`podlife_unlabelled_annotated_pods`, docs/adr/0131);
  * - a pod is reconciled when it changes and when its decision says (a stage's deadline); with
  *   nothing running between reconciles, stopping the controller stops everything it does;
+ * - stops reach pods/exec with the manager's own client's server and credentials unless told
+ *   otherwise (`kubeConfig`, `exec`): a controller built from a client alone can stop containers;
  * - with the exec strategy, one namespace holds at most a quarter of the workers with commands in
  *   flight (`execSlotsPerNamespace`, at least 1), however few workers it runs (docs/adr/0261).
  */
-import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
-import { Controller, objectKey, silentLogger, type Informer, type Manager } from '@podlife/core';
+import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { Controller, objectKey, silentLogger, type Informer, type KubeClient, type Manager } from '@podlife/core';
 import { ManagedLabel } from './annotations.js';
 import { KeystoneReconciler, type KeystoneReconcilerOptions } from './reconciler.js';
 import { createExecApi } from './strategies/api.js';
@@ -29,7 +31,11 @@ import { UnlabelledPodAudit } from './unlabelled.js';
 
 /** Settings, transports and scoping of the keystone controller. */
 export interface KeystoneControllerOptions extends Omit<KeystoneReconcilerOptions, 'client' | 'getPod' | 'events' | 'registry'> {
-  /** Enables the exec strategy (pods/exec needs the KubeConfig's credentials). */
+  /**
+   * Where pods/exec goes for the exec strategy. Default: the KubeConfig or connection the
+   * manager's client was built from (`KubeClient.origin`), so a controller stops containers with
+   * no more than its client.
+   */
   kubeConfig?: KubeConfig;
   /**
    * Pods reconciled at once; default 64 (docs/adr/0181). A reconcile holds its worker while its
@@ -73,6 +79,24 @@ export function podPaths(namespaces: readonly string[]): string[] {
   return namespaces.length === 0 ? ['/api/v1/pods'] : namespaces.map((ns) => `/api/v1/namespaces/${encodeURIComponent(ns)}/pods`);
 }
 
+/** The KubeConfig of a client's own server and credentials: the one it was built from, or one made from its connection. */
+export function kubeConfigOf(client: KubeClient): KubeConfig {
+  const origin = client.origin();
+  if ('kubeConfig' in origin) return origin.kubeConfig;
+  const { server, ca, token, cert, key, insecureSkipTLSVerify } = origin.connection;
+  const data = (pem: string | Buffer | undefined) => (pem === undefined ? {} : { data: Buffer.from(pem).toString('base64') });
+  const caData = data(ca).data;
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    // client-node refuses a plain http:// server unless told to skip TLS checks: there is no TLS to check.
+    clusters: [{ name: 'client', server, skipTLSVerify: insecureSkipTLSVerify === true || server.startsWith('http:'), ...(caData !== undefined ? { caData } : {}) }],
+    users: [{ name: 'client', ...(token !== undefined ? { token } : {}), ...(cert !== undefined ? { certData: data(cert).data } : {}), ...(key !== undefined ? { keyData: data(key).data } : {}) }],
+    contexts: [{ name: 'client', cluster: 'client', user: 'client' }],
+    currentContext: 'client',
+  });
+  return kc;
+}
+
 /** The keystone controller on `manager`'s pod informers; add it with `manager.add`. */
 export function keystoneController(manager: Manager, opts: KeystoneControllerOptions = {}): KeystoneController {
   const namespaces = opts.config?.namespaces ?? [];
@@ -95,7 +119,7 @@ export function keystoneController(manager: Manager, opts: KeystoneControllerOpt
     getPod,
     events: manager.events,
     registry: manager.registry,
-    exec: opts.exec ?? (opts.kubeConfig ? createExecApi(opts.kubeConfig, { client: manager.client, perNamespace }) : undefined),
+    exec: opts.exec ?? createExecApi(opts.kubeConfig ?? kubeConfigOf(manager.client), { client: manager.client, perNamespace }),
   });
   const unlabelled = new UnlabelledPodAudit({
     registry: manager.registry,

@@ -20,7 +20,7 @@ export { NATIVE_MECHANISMS_CONDITION, NativeEventReason, nativeFindings } from '
 export { nativeMechanismNotes } from './explain-notes.js';
 export type { NativeFinding } from './native-findings.js';
 export { createAdmissionHandler, handleAdmissionReview, lifecycleMutator } from './webhook/admission.js';
-export type { AdmissionHandlerOptions, AdmissionOptions, AdmissionOutcome, AdmissionRequest, AdmissionResponse, AdmissionReviewOut, MutateResult, MutatorFailurePolicy } from './webhook/admission.js';
+export type { AdmissionHandlerOptions, AdmissionOptions, AdmissionOutcome, AdmissionRequest, AdmissionResponse, AdmissionReviewOut, MutateResult, MutatorFailurePolicy, PodMutator } from './webhook/admission.js';
 export { admissionRoute } from './webhook/route.js';
 export type { WebhookAnswer, WebhookHandler } from './webhook/route.js';
 export { keepLifecycleFields } from './transform.js';

@@ -14,6 +14,7 @@ import {
   setStopSpecOps,
   webhookOptInOps,
   WEBHOOK_OPT_IN_LABEL,
+  type PodMutator,
 } from '../src/index.js';
 import { managedLabelOps } from '../src/webhook/patches.js';
 import { pod } from './fixtures.js';
@@ -50,6 +51,11 @@ describe('builders compose: ops from several builders for the same incoming pod 
     assert.deepEqual(after.metadata?.labels, { 'podlife.dev/managed': 'true', [WEBHOOK_OPT_IN_LABEL]: 'enabled' });
     assert.deepEqual(after.spec?.containers.map((c) => c.name), ['app', 'logs', 'envoy']);
     assert.equal(readLifecycle(after).kind, 'valid');
+  });
+
+  it('a mutator written apart from its handler needs no annotation under strict (PodMutator)', () => {
+    const mutate: PodMutator = (p) => [...injectContainerOps(p, envoy, { role: 'sidecar' }), ...markContainerOps(p, 'logs', { role: 'sidecar' })];
+    assert.equal(admitted(incoming, (p) => mutate(p, { uid: 'u' }) as JsonPatchOp[]).metadata?.annotations?.['role.podlife.dev/logs'], 'sidecar');
   });
 
   it('composeOps creates each map once and adds the later entries one key at a time', () => {

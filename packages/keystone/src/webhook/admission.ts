@@ -82,6 +82,12 @@ export interface AdmissionOptions {
   failurePolicy?: MutatorFailurePolicy;
 }
 
+/**
+ * A webhook's mutation, typed once so that one written apart from its handler needs no annotation
+ * of its parameters: `const mutate: PodMutator = (pod) => injectContainerOps(pod, …)`.
+ */
+export type PodMutator = AdmissionOptions['mutate'];
+
 /** Throws naming the option when `options` cannot work (a missing mutator, an unknown failure policy). */
 export function checkAdmissionOptions(options: AdmissionOptions): void {
   if (typeof options?.mutate !== 'function') throw new TypeError('admission options: mutate must be a function (pod, request) => ops');
