@@ -352,11 +352,11 @@ export function actionEvent(report: ActionReport, decision?: Decision): Lifecycl
   switch (report.kind) {
     case 'stop-issued':
       return report.ok
-        ? { type: 'Normal', reason: EventReason.StoppingContainer, note: `stopping container ${report.container} with ${report.stop} via ${report.detail}${lateNote(stop?.late)}`, action: 'Stop' }
+        ? { type: 'Normal', reason: EventReason.StoppingContainer, note: `stopping container ${report.container} with ${report.stop} via ${stopMethod(report)}${lateNote(stop?.late)}`, action: 'Stop' }
         : {
             type: 'Warning',
             reason: EventReason.StopFailed,
-            note: `could not deliver ${report.stop} to container ${report.container}: ${report.error ?? 'unknown error'}`,
+            note: clip(`could not deliver ${report.stop} to container ${report.container}: ${report.error ?? 'unknown error'}`),
             action: 'Stop',
           };
     case 'stop-deferred':
@@ -405,6 +405,11 @@ function escalationEvent(report: ActionReport & { kind: 'escalated' }, stopExit:
     case 'not-ended':
       return undefined; // repeated while the first escalation has not taken; the first one was announced
   }
+}
+
+/** How a stop went out, for its Event: the method and the container it ran in, never the script (the log has it). */
+function stopMethod(report: ActionReport & { kind: 'stop-issued' }): string {
+  return report.method === 'ephemeral' && report.detail.length <= 80 ? report.detail : report.method;
 }
 
 /** Says how late a stop goes out and what that leaves of the budget (DESIGN 3.2). */

@@ -227,6 +227,20 @@ describe('actOn: one pass of what a stop decision says is due', () => {
     assert.deepEqual(r.issued, [{ container: 'worker', escalated: false, atMs: T0 + 2300 }]);
   });
 
+  it('Event notes name the stop spec and the method, never the script run (the log has it)', async () => {
+    const { p, d } = decide(pod().keystone('app').sidecar('proxy', 'http:8080/quit').finished('app', 0, T0));
+    const ok = context();
+    await actOn(p, d, ok.ctx);
+    assert.equal(actionEvent(ok.reports.find((r) => r.kind === 'stop-issued')!, d)?.note, 'stopping container proxy with http:8080/quit via exec');
+    const failing = context();
+    failing.exec.exec.callsFake(async () => ({ exitCode: 127, stdout: '', stderr: 'sh: not found' }));
+    await actOn(p, d, failing.ctx);
+    const report = failing.reports.find((r) => r.kind === 'stop-issued')!;
+    assert.match(report.detail, /\/bin\/sh -c .{100,}/, 'the report, which the log shows, keeps the whole script');
+    const note = actionEvent(report, d)?.note ?? '';
+    assert.equal(note, 'could not deliver http:8080/quit to container proxy: exec: curl: sh: not found; wget: sh: not found; /bin/sh script: sh: not found');
+  });
+
   it('a stop that goes out late says so in its Event, with what is left of the budget', async () => {
     const { p, d } = decide(undefined, T0 + 26_000);
     const t = context({}, T0 + 26_000);

@@ -254,7 +254,7 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
       const pod = await podUntil(ns, name, 'SidecarsStopped=True', (p) => condition(p, 'podlife.dev/SidecarsStopped')?.status === 'True');
       assert.equal(terminated(pod, 'proxy')?.exitCode, 0, 'the trap ran');
       assert.deepEqual(ephemeralNames(pod), [], 'exec was enough');
-      assert.ok((await events(ns, name)).some((e) => e.reason === 'StoppingContainer' && /container proxy with signal:TERM via signal script/.test(e.note ?? '')));
+      assert.ok((await events(ns, name)).some((e) => e.reason === 'StoppingContainer' && /container proxy with signal:TERM via exec/.test(e.note ?? '')));
       await goneFromNode(containerIds(pod));
       await recordStop('rule S, exec', ns, name, 'app', 'proxy');
     });

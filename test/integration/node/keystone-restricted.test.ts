@@ -266,7 +266,7 @@ describe('keystone under the restricted Pod Security profile (real node, PodSecu
     assert.equal(stopping.length, 1, JSON.stringify(stopping));
     assert.match(
       stopping[0] ?? '',
-      /^stopping container proxy with signal:TERM via signal script \(TERM to PID 1\)(; PID 1 ended before kill returned)?( \(\d+\.\ds late, the controller was unavailable: .+ each\))?$/,
+      /^stopping container proxy with signal:TERM via exec( \(\d+\.\ds late, the controller was unavailable: .+ each\))?$/,
     );
     await assertGoneFromNode(pod);
   });

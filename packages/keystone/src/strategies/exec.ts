@@ -85,6 +85,13 @@ async function execWithin(api: PodExecApi, pod: PodRef, container: string, argv:
  */
 export const KILLED_WITH_NAMESPACE_EXIT = 137;
 
+/** A command as an error names it: a shell script by its shell, a long command by its program. */
+function attemptLabel(argv: readonly string[]): string {
+  if (argv[1] === '-c') return `${argv[0]} script`;
+  const text = argv.join(' ');
+  return text.length <= 48 ? text : (argv[0] ?? 'command');
+}
+
 /** Deliver a stop spec through pods/exec, trying the spec's commands in order within one budget. */
 export async function stopByExec(
   api: PodExecApi,
@@ -116,6 +123,8 @@ async function tryInTurn(api: PodExecApi, pod: PodRef, container: string, spec: 
   for (const argv of attempts) {
     const result = await execWithin(api, pod, container, argv, deadline);
     const detail = argv === attempts[0] && spec.kind === 'signal' ? `signal script (${spec.signal} to PID 1)` : argv.join(' ');
+    // Errors reach Events: they name an attempt, never spell its script (the log has `detail`).
+    const label = argv === attempts[0] && spec.kind === 'signal' ? detail : attemptLabel(argv);
     if (result.deferred) return { ok: false, deferred: true, detail, error: result.error ?? 'not run: no exec slot free' };
     if (result.exitCode === 0) return { ok: true, detail };
     if (spec.kind === 'signal' && argv === attempts[0] && result.exitCode === NO_HANDLER_EXIT) {
@@ -127,7 +136,7 @@ async function tryInTurn(api: PodExecApi, pod: PodRef, container: string, spec: 
     // A transport cut short by the deadline may say only "aborted": the deadline says why.
     const cut = result.exitCode === undefined && deadline.signal.aborted;
     const why = cut ? deadline.reason() : (result.error ?? (result.stderr.trim() || `exit code ${result.exitCode ?? 'unknown'}`));
-    errors.push(`${detail}: ${why}`);
+    errors.push(`${label}: ${why}`);
     if (deadline.signal.aborted) break;
   }
   return { ok: false, detail: attempts.map((a) => a.join(' ')).join(' || '), error: errors.join('; ') };
