@@ -190,3 +190,11 @@ describe('podlife CLI output', () => {
     });
   });
 });
+
+describe('podlife explain names annotations podlife ignores', () => {
+  it('a typo in a key is a note, with the key it was meant as', async () => {
+    const { podlifeNotes } = await import('../src/cli/explain.js');
+    const pod: V1Pod = { metadata: { name: 'job-0', namespace: 'batch', labels: { 'podlife.dev/managed': 'true' }, annotations: { 'roles.podlife.dev/proxy': 'sidecar' } }, spec: { containers: [{ name: 'app' }, { name: 'proxy' }] } };
+    assert.equal(podlifeNotes(pod)[0], 'annotation roles.podlife.dev/proxy is not a podlife key and is ignored: did you mean role.podlife.dev/proxy?');
+  });
+});

@@ -18,6 +18,7 @@ export { candidateNodes, RESTART_ALL_CONTAINERS_FEATURE } from './node-features.
 export { ALL_CONTAINERS_RESTARTING, RESTART_ALL_CONTAINERS, restartInPlaceRule } from './restart-in-place.js';
 export { NATIVE_MECHANISMS_CONDITION, NativeEventReason, nativeFindings } from './native-findings.js';
 export { nativeMechanismNotes } from './explain-notes.js';
+export { annotationNearMisses } from './near-misses.js';
 export type { NativeFinding } from './native-findings.js';
 export { createAdmissionHandler, handleAdmissionReview, lifecycleMutator } from './webhook/admission.js';
 export type { AdmissionHandlerOptions, AdmissionOptions, AdmissionOutcome, AdmissionRequest, AdmissionResponse, AdmissionReviewOut, MutateResult, MutatorFailurePolicy, PodMutator } from './webhook/admission.js';

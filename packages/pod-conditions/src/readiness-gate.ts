@@ -13,7 +13,8 @@
  * Guarantees: the condition type is checked at construction — a qualified name with a domain
  * prefix (`example.com/warm`), never a built-in type (`Ready`, ...) nor one podlife writes
  * (`podlife.dev/...`): a gate writing those would fight the kubelet or podlife; `register` adds
- * the gate's controller to the manager (once: a second add is refused, docs/adr/0192).
+ * the gate's controller to the manager (once: a second add is refused, docs/adr/0192), and refuses
+ * a second gate that would write the same condition type under another name.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { qualifiedNameProblem, type Controller, type Manager } from '@podlife/core';
@@ -76,9 +77,23 @@ export class ReadinessGate {
     return this.spec.select(pod);
   }
 
-  /** Adds the gate's controller to a manager; it runs when the manager starts. */
+  /**
+   * Adds the gate's controller to a manager; it runs when the manager starts. Throws when another
+   * gate on the manager already keeps this condition type under another name: the two would
+   * overwrite each other's condition on every pod.
+   */
   register(manager: Manager): Controller {
-    return podConditionsController(manager, this.spec);
+    let kept = gatesByManager.get(manager);
+    const other = kept?.get(this.conditionType);
+    if (other !== undefined && other !== this.spec.name) {
+      throw new Error(
+        `ReadinessGate ${this.spec.name}: condition type ${this.conditionType} is already kept by ReadinessGate ${other} on this manager; two gates writing one condition overwrite each other, so compute it in one gate`,
+      );
+    }
+    const controller = podConditionsController(manager, this.spec);
+    if (!kept) gatesByManager.set(manager, (kept = new Map()));
+    kept.set(this.conditionType, this.spec.name);
+    return controller;
   }
 
   /** Evaluates one pod and writes its condition (what a reconcile does); undefined when the pod is not gated. */
@@ -86,6 +101,9 @@ export class ReadinessGate {
     return syncPodConditions(client, this.spec, pod, signal);
   }
 }
+
+/** The condition types the gates registered on each manager keep, and the name of the gate keeping each. */
+const gatesByManager = new WeakMap<Manager, Map<string, string>>();
 
 const BUILT_IN: ReadonlySet<string> = new Set(Object.values(PodConditionType));
 const PODLIFE_DOMAIN = /(^|\.)podlife\.dev$/;

@@ -100,6 +100,15 @@ describe('ReadinessGate.register adds the gate once', () => {
     gate.register(manager);
     assert.throws(() => gate.register(manager), /a controller named "readiness-gate\/example\.com\/warm" is already added/);
   });
+  it('a second gate writing the same condition type under another name is refused, naming both', () => {
+    const manager = new Manager({ client: KubeClient.fromConnection({ server: 'http://127.0.0.1:9' }) });
+    new ReadinessGate({ conditionType: type, name: 'warm-cache', evaluate: () => true }).register(manager);
+    const second = new ReadinessGate({ conditionType: type, name: 'warm-db', evaluate: () => false });
+    assert.throws(() => second.register(manager), /^Error: ReadinessGate warm-db: condition type example\.com\/warm is already kept by ReadinessGate warm-cache on this manager/);
+    // On another manager, or for another type, it is a gate like any other.
+    second.register(new Manager({ client: KubeClient.fromConnection({ server: 'http://127.0.0.1:9' }) }));
+    new ReadinessGate({ conditionType: 'example.com/other', name: 'warm-db', evaluate: () => true }).register(manager);
+  });
 });
 
 describe('ReadinessGate against @podlife/core/testing (a unit test as a user writes one)', () => {

@@ -14,7 +14,7 @@ import type { KubeClient } from '@podlife/core';
 import { podExplanation, podOutcome, renderExplanation } from '@podlife/pod-conditions';
 import type { PodEvent, PodExplanation } from '@podlife/pod-conditions';
 import { ManagedLabel } from '@podlife/keystone';
-import { isUnlabelledAnnotated, judgePolicies, missedPolicyNotes, nativeMechanismNotes, POLICY_PATH, PolicyAnnotation, policiesInForce, roleNotes, type LifecyclePolicy } from '@podlife/keystone';
+import { annotationNearMisses, isUnlabelledAnnotated, judgePolicies, missedPolicyNotes, nativeMechanismNotes, POLICY_PATH, PolicyAnnotation, policiesInForce, roleNotes, type LifecyclePolicy } from '@podlife/keystone';
 import type { V1Namespace } from '@kubernetes/client-node';
 import type { ExplainArgs, OutputFormat } from './args.js';
 import { connect, contextNamespace } from './kubeconfig.js';
@@ -28,12 +28,13 @@ export interface Output {
 }
 
 /**
- * What `explain` adds about podlife itself, beside the pod's own story: a missing managed label,
+ * What `explain` adds about podlife itself, beside the pod's own story: annotations podlife
+ * ignores although they look meant for it (a typo in a key, a stop spec nothing uses), a missing managed label,
  * and the native mechanisms (restart rules and their matches, native sidecars, stop signals, what
  * podlife's webhook did that was not applied or was undone).
  */
 export function podlifeNotes(pod: V1Pod, policyNotes: readonly string[] = []): string[] {
-  const notes = [...lifecycleNotes(pod), ...policyNotes, ...nativeMechanismNotes(pod)];
+  const notes = [...annotationNearMisses(pod.metadata?.annotations), ...lifecycleNotes(pod), ...policyNotes, ...nativeMechanismNotes(pod)];
   if (!isUnlabelledAnnotated(pod.metadata)) return notes;
   const label = ['kubectl', 'label', 'pod', '-n', pod.metadata?.namespace ?? 'default', pod.metadata?.name ?? '', ManagedLabel.selector].map(shellQuote).join(' ');
   return [
