@@ -99,10 +99,55 @@ export function stripManagedFields<T extends KubeObject>(obj: T): T {
   return { ...obj, metadata };
 }
 
-/** The objects of a streaming list gathered so far, transformed, by key; stored only once complete. */
+/**
+ * The objects of a streaming list gathered so far, transformed; stored only once complete.
+ *
+ * Kept in arrival order without a key each: a server sends only ADDED events before the end
+ * bookmark, so the index by key, with a string per object and a table as large as the store's
+ * own, is built only if a MODIFIED or DELETED comes first (docs/adr/0276).
+ */
 class PendingList<T extends KubeObject> {
-  readonly objects = new Map<string, T>();
+  private objects: (T | undefined)[] = [];
+  private index: Map<string, number> | undefined;
   complete = false;
+
+  /** An ADDED or MODIFIED object: it replaces an earlier one of the same key. */
+  put(obj: T, modified: boolean): void {
+    const index = modified ? this.indexed() : this.index;
+    if (index) {
+      const key = objectKey(obj);
+      const at = index.get(key);
+      if (at !== undefined) this.objects[at] = undefined;
+      index.set(key, this.objects.length);
+    }
+    this.objects.push(obj);
+  }
+
+  delete(obj: KubeObject): void {
+    const index = this.indexed();
+    const key = objectKey(obj);
+    const at = index.get(key);
+    if (at === undefined) return;
+    this.objects[at] = undefined;
+    index.delete(key);
+  }
+
+  *values(): IterableIterator<T> {
+    for (const obj of this.objects) if (obj !== undefined) yield obj;
+  }
+
+  clear(): void {
+    this.objects = [];
+    this.index = undefined;
+  }
+
+  private indexed(): Map<string, number> {
+    if (this.index) return this.index;
+    const index = new Map<string, number>();
+    this.objects.forEach((obj, i) => obj !== undefined && index.set(objectKey(obj), i));
+    this.index = index;
+    return index;
+  }
 }
 
 /** A stream sent a plain bookmark before the end of its initial events: the server ignored `sendInitialEvents`. */
@@ -366,19 +411,17 @@ export class Informer<T extends KubeObject> extends EventEmitter<InformerEvents<
   private gather(pending: PendingList<T>, event: WatchEvent<T>): void {
     switch (event.type) {
       case 'ADDED':
-      case 'MODIFIED': {
-        const obj = this.applyTransform(event.object);
-        pending.objects.set(objectKey(obj), obj);
+      case 'MODIFIED':
+        pending.put(this.applyTransform(event.object), event.type === 'MODIFIED');
         return;
-      }
       case 'DELETED':
-        pending.objects.delete(objectKey(event.object));
+        pending.delete(event.object);
         return;
       case 'BOOKMARK':
         if (!isInitialEventsEnd(event)) throw new NotStreamingError(this.name);
         pending.complete = true;
-        this.replaceAll(pending.objects.values(), event.object?.metadata?.resourceVersion ?? '', 'stream');
-        pending.objects.clear();
+        this.replaceAll(pending.values(), event.object?.metadata?.resourceVersion ?? '', 'stream');
+        pending.clear();
         return;
       default:
         return;

@@ -79,6 +79,16 @@ export class Store<T extends KubeObject> {
   /** Makes the store hold exactly `objects`; an entry counts as updated when its resourceVersion differs. */
   replace(objects: Iterable<T>): StoreDiff<T> {
     const diff: StoreDiff<T> = { added: [], updated: [], deleted: [] };
+    // The first list of a cache: everything is new and nothing can vanish, so no set of the keys
+    // seen (as large as the list) is built only to be dropped.
+    if (this.items.size === 0) {
+      for (const obj of objects) {
+        const old = this.set(obj);
+        if (old === undefined) diff.added.push(obj);
+        else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) diff.updated.push({ old, obj });
+      }
+      return diff;
+    }
     const seen = new Set<string>();
     for (const obj of objects) {
       const key = objectKey(obj);

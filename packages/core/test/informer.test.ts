@@ -132,6 +132,26 @@ describe('Informer: streaming list (sendInitialEvents)', () => {
     assert.equal(t.watches.length, 1);
   });
 
+  it('takes a MODIFIED or DELETED before the end bookmark into the list it stores: the latest object of each key, none for a deleted one', async () => {
+    const t = new FakeTransport({ streaming: true });
+    const inf = informer(t);
+    const seen = record(inf);
+    inf.start();
+    const s = await t.watchNo(1);
+    s.push({ type: 'ADDED', object: obj('a', '5') });
+    s.push({ type: 'ADDED', object: obj('b', '6') });
+    s.push({ type: 'MODIFIED', object: obj('a', '8', 'x') });
+    s.push({ type: 'DELETED', object: obj('b', '9') });
+    s.push({ type: 'ADDED', object: obj('c', '9') });
+    s.push({ type: 'ADDED', object: obj('b', '9') });
+    s.push({ type: 'DELETED', object: obj('zz', '9') });
+    s.push(initialEventsEnd('10'));
+    await inf.waitForSync();
+    assert.deepEqual(seen, ['add a@8', 'add c@9', 'add b@9']);
+    assert.equal(inf.store.get('ns/a')?.spec?.value, 'x');
+    assert.equal(inf.store.size, 3);
+  });
+
   it('transforms each object as it arrives, before the list is complete', async () => {
     const t = new FakeTransport({ streaming: true });
     const transformed: string[] = [];

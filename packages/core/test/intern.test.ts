@@ -22,11 +22,22 @@ describe('StringTable: equal strings in cached objects share one copy', () => {
     assert.equal(table.size, 1);
   });
 
-  it('starts over once full, so it never grows past maxEntries', () => {
+  it('never holds more than maxEntries strings, however many it sees', () => {
     const table = new StringTable({ maxEntries: 3 });
     for (let i = 0; i < 10; i++) table.intern(`s${i}`);
     assert.ok(table.size <= 3, `size ${table.size}`);
     assert.equal(table.intern('s9'), 's9');
+    const large = new StringTable({ maxEntries: 4096 });
+    for (let i = 0; i < 100_000; i++) large.intern(`uid-${i}`);
+    assert.ok(large.size <= 4096, `size ${large.size}`);
+  });
+
+  it('grows from a small table while it fills, keeping what it held', () => {
+    const table = new StringTable();
+    for (let i = 0; i < 3000; i++) table.intern(`name-${i}`);
+    // 3,000 strings in 16,384 slots chosen by hash: about 2,750 slots taken (a string sharing a slot
+    // replaces the one there); a growth that dropped what it held would leave far fewer.
+    assert.ok(table.size > 2300 && table.size <= 3000, `size ${table.size}`);
   });
 
   it('skips a frozen object instead of throwing', () => {
