@@ -12,10 +12,17 @@
 // container (nanoseconds), next to the API's container statuses (whole seconds).
 //
 //   pnpm bench -- keystone-node
-//   pnpm exec tsx --conditions=@podlife/source bench/keystone-node/run.ts [--jobs 50] [--wave 5]
+//   pnpm exec tsx --conditions=@podlife/source bench/keystone-node/run.ts [--jobs 50] [--wave 5] [--wait-pods 4] [--setups relist,evented]
 //
 // --jobs: Jobs per strategy; --wave: Jobs per strategy started together (default 5, so 20 pods
 // at a time on the node).
+//
+// Node setups (setups.ts, ADR 0277), each a node of its own, one after the other in the same run,
+// both on the pinned containerd v2: `relist`, the kubelet's default PLEG, and `evented`, the
+// EventedPLEG gate. On each, after the Jobs, the kubelet's start wait is measured (--wait-pods pods
+// per case: a stop container added to a quiet pod, and right after an exit). The ephemeral
+// strategy's target depends on the setup: within 1 s of native where the kubelet reacts to events;
+// where it relists, within 1 s plus that wait, measured on the same node in the same run.
 //
 // Where the time goes, per strategy: when the kubelet saw the main container's exit (its PLEG
 // event for that container, from its log), and for the ephemeral strategy when the stop container
@@ -26,8 +33,9 @@ import os from 'node:os';
 import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
 import { createLogger, resourcePath, sleep, type KubeClient } from '@podlife/core';
 import { ControllerApp, defaultConfig, parseFlags, type ControllerConfig, type ControllerFlags } from '@podlife/controller';
-import { type ControlPlane, type KubeletLog, localWebhook, type LocalWebhook, nodePrerequisiteProblem, readKubeletLog, type RealNode, startControlPlane, startNode } from '@podlife/testbed';
+import { type ControlPlane, type KubeletLog, localWebhook, type LocalWebhook, nodePrerequisiteProblem, readKubeletLog, type RealNode, startControlPlane } from '@podlife/testbed';
 import { benchJob, LABEL_WAVE, STRATEGIES, type Strategy } from './jobs.js';
+import { measureStartWait, parseSetups, plegInUse, SETUP_LABELS, startSetupNode, startWaitMs, stopSetupNode, type Setup } from './setups.js';
 import { judge, percentile } from '../verdict.js';
 
 const arg = (name: string, dflt: number): number => {
@@ -38,6 +46,9 @@ const arg = (name: string, dflt: number): number => {
   return value;
 };
 const JOBS = arg('jobs', 50);
+const WAIT_PODS = arg('wait-pods', 4);
+const SETUPS_ASKED = parseSetups(process.argv);
+const WAIT_NS = 'kn-start-wait';
 const WAVE = Math.min(arg('wave', 5), JOBS);
 /** How long a wave may take from its first Job created to its last pod terminal. */
 const WAVE_LIMIT_MS = 120_000;
@@ -224,10 +235,13 @@ async function clearWave(cp: ControlPlane, wave: number): Promise<void> {
 
 const fmtMs = (ms: number): string => (Number.isFinite(ms) ? `${Math.round(ms)} ms` : 'n/a');
 
-function report(tallies: Map<Strategy, Tally>): boolean {
+/** What a strategy's p50 may exceed native's by on `setup`: 1 s, and for the ephemeral strategy on a relisting kubelet the wait measured there too. */
+const allowanceMs = (strategy: Strategy, setup: Setup, waitMs: number): number => TARGET_MS + (strategy === 'ephemeral' && setup === 'relist' ? Math.max(0, waitMs) : 0);
+
+function report(tallies: Map<Strategy, Tally>, setup: Setup, waitMs: number): boolean {
   const sorted = new Map([...tallies].map(([s, t]) => [s, { c: t.samples.map((x) => x.containerdMs).sort((a, b) => a - b), a: t.samples.map((x) => x.apiMs).sort((a, b) => a - b) }]));
   const floor = percentile(sorted.get('native')!.c, 50);
-  console.log(`\nmain container exits -> last sidecar terminated (finishedAt to finishedAt); load average ${os.loadavg()[0]?.toFixed(1)} on ${os.cpus().length} CPUs`);
+  console.log(`\n${SETUP_LABELS[setup]}: main container exits -> last sidecar terminated (finishedAt to finishedAt); load average ${os.loadavg()[0]?.toFixed(1)} on ${os.cpus().length} CPUs`);
   console.log('  containerd: its record of each container, in ns; API: the pod\'s container statuses, whole seconds');
   const header = ['strategy', 'n', 'p50', 'p99', 'max', 'API p50', 'API p99', 'p50 - floor', 'ratio', 'target'];
   const rows: string[][] = [header];
@@ -236,7 +250,7 @@ function report(tallies: Map<Strategy, Tally>): boolean {
     const { c, a } = sorted.get(strategy)!;
     const p50 = percentile(c, 50);
     const isFloor = strategy === 'native';
-    const met = !isFloor && c.length > 0 && p50 - floor <= TARGET_MS;
+    const met = !isFloor && c.length > 0 && p50 - floor <= allowanceMs(strategy, setup, waitMs);
     if (!isFloor) allMet &&= met;
     rows.push([
       LABELS[strategy],
@@ -253,7 +267,7 @@ function report(tallies: Map<Strategy, Tally>): boolean {
   }
   const widths = header.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) console.log(`  ${r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ')}`);
-  console.log(`  target (DESIGN 10): p50 within ${TARGET_MS} ms of the native figure; p99 with n=${JOBS} is the ${JOBS < 100 ? 'slowest sample' : '99th percentile'}`);
+  console.log(`  target (DESIGN 10): p50 within ${TARGET_MS} ms of the native figure${setup === 'relist' ? `; the ephemeral strategy on this relisting kubelet within ${TARGET_MS} ms plus the start wait measured on it, ${fmtMs(waitMs)} (ADR 0277)` : ''}; p99 with n=${JOBS} is the ${JOBS < 100 ? 'slowest sample' : '99th percentile'}`);
   for (const strategy of STRATEGIES) {
     const t = tallies.get(strategy)!;
     const codes = [...t.proxyExitCodes].map(([code, n]) => `${n}x exit ${code}`).join(', ');
@@ -284,16 +298,17 @@ function report(tallies: Map<Strategy, Tally>): boolean {
   for (const strategy of STRATEGIES.filter((s) => s !== 'native')) {
     const c = sorted.get(strategy)!.c;
     const p50 = percentile(c, 50);
+    const relistWait = strategy === 'ephemeral' && setup === 'relist';
     judge({
-      target: `keystone on a real node, ${LABELS[strategy]}: main exits -> last sidecar terminated, p50 within ${TARGET_MS} ms of native sidecars`,
+      target: `keystone on a real node, ${SETUP_LABELS[setup]}, ${LABELS[strategy]}: main exits -> last sidecar terminated, p50 within ${relistWait ? `${TARGET_MS} ms plus the kubelet's start wait measured on the node` : `${TARGET_MS} ms`} of native sidecars`,
       figure: `p50 ${fmtMs(p50)}`,
-      floor: `native p50 ${fmtMs(floor)}`,
+      floor: relistWait ? `native p50 ${fmtMs(floor)} + start wait ${fmtMs(waitMs)}` : `native p50 ${fmtMs(floor)}`,
       ratio: `${p50 - floor >= 0 ? '+' : ''}${fmtMs(p50 - floor)}, ${(p50 / floor).toFixed(2)}x`,
-      pass: c.length > 0 && p50 - floor <= TARGET_MS,
+      pass: c.length > 0 && p50 - floor <= allowanceMs(strategy, setup, waitMs),
       note: `n=${c.length}`,
     });
   }
-  console.log(`verdict: ${allMet ? 'PASS' : 'FAIL'} (every strategy's p50 within ${TARGET_MS} ms of the native sidecars' p50)`);
+  console.log(`verdict, ${SETUP_LABELS[setup]}: ${allMet ? 'PASS' : 'FAIL'} (every strategy's p50 within its allowance of the native sidecars' p50)`);
   return [...tallies.values()].every((t) => t.missing.length === 0);
 }
 
@@ -305,41 +320,60 @@ async function main(): Promise<number> {
   }
   const t0 = performance.now();
   const cp = await startControlPlane({ controllerManager: true, scheduler: true });
-  let node: RealNode | undefined;
   const apps: ControllerApp[] = [];
   const webhook = await localWebhook(cp.client, 'podlife-bench');
   try {
-    node = await startNode(cp, { name: 'bench-node' });
-    const image = node.images.busybox;
     for (const s of STRATEGIES) await cp.client.create('/api/v1/namespaces', { metadata: { name: nsOf(s) } });
-    for (const s of ['exec', 'ephemeral'] as const) {
-      const app = controllerApp(cp, s, image);
-      await app.start();
-      apps.push(app);
+    await cp.client.create('/api/v1/namespaces', { metadata: { name: WAIT_NS } });
+    // The controllers and the webhook run beside the control plane: started once, for every setup's node.
+    let ok = true;
+    for (const [k, setup] of SETUPS_ASKED.entries()) {
+      let node: RealNode | undefined;
+      try {
+        node = await startSetupNode(cp, setup, 'bench');
+        if (k === 0) {
+          for (const s of ['exec', 'ephemeral'] as const) {
+            const app = controllerApp(cp, s, node.images.busybox);
+            await app.start();
+            apps.push(app);
+          }
+          apps.push(await startWebhook(cp, node.images.busybox, webhook));
+        }
+        console.log(`\n== ${SETUP_LABELS[setup]}: control plane ${cp.version}, node ${node.name} (kubelet ${node.kubeletVersion}, containerd ${node.containerdVersion}, runc), 3 podlife controllers; ${((performance.now() - t0) / 1000).toFixed(1)} s into the run; ${plegInUse(node, setup)}`);
+        ok = (await runSetup(cp, node, setup)) && ok;
+      } finally {
+        await stopSetupNode(cp, node);
+      }
     }
-    apps.push(await startWebhook(cp, image, webhook));
-    console.log(`control plane ${cp.version}, node ${node.name} (kubelet ${node.kubeletVersion}, containerd, runc) and 3 podlife controllers up in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    console.log(`${JOBS} Jobs per strategy, in waves of ${WAVE} per strategy (${WAVE * STRATEGIES.length} pods at a time on the node)`);
-
-    const tallies = new Map<Strategy, Tally>(STRATEGIES.map((s) => [s, { samples: [], missing: [], jobsComplete: 0, jobsFailed: 0, proxyExitCodes: new Map(), notConverted: 0 }]));
-    for (let wave = 0, first = 0; first < JOBS; wave++, first += WAVE) {
-      const count = Math.min(WAVE, JOBS - first);
-      const started = performance.now();
-      await runWave(cp, node, wave, first, count, tallies);
-      const line = STRATEGIES.map((s) => {
-        const xs = tallies.get(s)!.samples.slice(-count).map((x) => x.containerdMs);
-        return `${s} ${xs.length ? fmtMs(Math.max(...xs)) : '-'}`;
-      }).join(', ');
-      console.log(`wave ${wave + 1}: ${count} x ${STRATEGIES.length} Jobs in ${((performance.now() - started) / 1000).toFixed(1)} s; slowest: ${line}`);
-      await clearWave(cp, wave);
-    }
-    return report(tallies) ? 0 : 1;
+    return ok ? 0 : 1;
   } finally {
     await webhook.remove();
     for (const app of apps) await app.stop().catch(() => undefined);
-    await node?.stop();
     await cp.stop();
   }
+}
+
+/** Every wave on `node`, then the kubelet's start wait on it, then the setup's report and verdicts. */
+async function runSetup(cp: ControlPlane, node: RealNode, setup: Setup): Promise<boolean> {
+  console.log(`${JOBS} Jobs per strategy, in waves of ${WAVE} per strategy (${WAVE * STRATEGIES.length} pods at a time on the node)`);
+  const tallies = new Map<Strategy, Tally>(STRATEGIES.map((s) => [s, { samples: [], missing: [], jobsComplete: 0, jobsFailed: 0, proxyExitCodes: new Map(), notConverted: 0 }]));
+  for (let wave = 0, first = 0; first < JOBS; wave++, first += WAVE) {
+    const count = Math.min(WAVE, JOBS - first);
+    const started = performance.now();
+    await runWave(cp, node, wave, first, count, tallies);
+    const line = STRATEGIES.map((s) => {
+      const xs = tallies.get(s)!.samples.slice(-count).map((x) => x.containerdMs);
+      return `${s} ${xs.length ? fmtMs(Math.max(...xs)) : '-'}`;
+    }).join(', ');
+    console.log(`wave ${wave + 1}: ${count} x ${STRATEGIES.length} Jobs in ${((performance.now() - started) / 1000).toFixed(1)} s; slowest: ${line}`);
+    await clearWave(cp, wave);
+  }
+  // The wait this setup's kubelet puts on a container added right after an exit, on this node now.
+  const timings = await measureStartWait(cp, node, WAIT_NS, WAIT_PODS);
+  const waitMs = startWaitMs(timings);
+  const p50 = (xs: number[]): string => fmtMs(percentile([...xs].sort((a, b) => a - b), 50));
+  console.log(`start wait on this node (${WAIT_PODS} pods a case): a stop container added to a quiet pod started at p50 ${p50(timings.quiet.map((t) => t.startedMs))}, right after an exit ${p50(timings['after an exit'].map((t) => t.startedMs))}: ${fmtMs(waitMs)} later`);
+  return report(tallies, setup, waitMs);
 }
 
 process.exitCode = await main();
