@@ -56,3 +56,7 @@ export { createCertificateAuthority, createServiceAccountKeys } from './pki.js';
 export type { CertificateAuthority, IssueOptions, KeyPairPem } from './pki.js';
 export { kubeconfigJson, writeKubeconfig } from './kubeconfig.js';
 export type { KubeconfigInput } from './kubeconfig.js';
+
+// Sidecar injectors' pod shapes and a test injector webhook (lifecycle policies, ADR 0270).
+export { INJECTOR_SHAPES, SAW_POLICIES_ANNOTATION, SHAPE_ANNOTATION, injectionOps, testInjector } from './injectors.js';
+export type { InjectorShape, TestInjector } from './injectors.js';

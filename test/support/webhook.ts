@@ -16,6 +16,8 @@ export interface LocalWebhook {
   readonly name: string;
   readonly certFile: string;
   readonly keyFile: string;
+  /** The base64 PEM of the CA that signed the certificate, for a configuration of one's own. */
+  readonly caBundle: string;
   /** Points the API server's `/mutate-pods` calls for pods of `namespaces` at `port` on 127.0.0.1. */
   register(port: number, namespaces: readonly string[]): Promise<void>;
   /** Deletes the configuration (when registered) and the certificate folder. */
@@ -36,6 +38,7 @@ export async function localWebhook(client: KubeClient, name: string): Promise<Lo
     name,
     certFile,
     keyFile,
+    caBundle: Buffer.from(certs.caPem).toString('base64'),
     async register(port, namespaces) {
       const clientConfig = { url: `https://127.0.0.1:${port}/mutate-pods`, caBundle: Buffer.from(certs.caPem).toString('base64') };
       await client.create(CONFIGURATIONS, { metadata: { name }, webhooks: [webhookEntry(clientConfig, { namespace: 'podlife-system', namespaces: [...namespaces] })] });
