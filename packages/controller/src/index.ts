@@ -15,4 +15,3 @@ export { CHART_DIFFERENCES } from './deploy/chart.js';
 export { alertRuleGroups, dashboard } from './deploy/observability.js';
 export { ControllerApp } from './app.js';
 export type { ControllerAppOptions } from './app.js';
-export { NODE_WEBHOOK_PATH, nodeWebhookEntry, nodeWebhookManifests } from './deploy/node-webhook.js';
