@@ -130,6 +130,14 @@ const spec = {
     dryRun: { type: 'boolean', default: false, description: 'Report what would change in status and Events; write nothing to nodes.' },
     maxConditionAge: duration('maxConditionAge', 'A condition whose lastHeartbeatTime is older than this counts as Unknown.'),
     debounce: duration('debounce', 'continuous: how long a condition must fail before the taint returns.', { default: '30s' }),
+    suspend: { type: 'boolean', default: false, description: 'Stop adding and removing the taint until unset; status and Events still report.' },
+    after: {
+      type: 'array',
+      maxItems: 8,
+      'x-kubernetes-list-type': 'set',
+      description: 'Rules whose taint must be gone from a node before this rule releases it there.',
+      items: { type: 'string', minLength: 1, maxLength: 253 },
+    },
     guardrails: {
       type: 'object',
       default: {},
@@ -213,6 +221,7 @@ export const nodeReadinessRuleCrd = {
           { name: 'Effect', type: 'string', jsonPath: '.spec.taint.effect' },
           { name: 'Mode', type: 'string', jsonPath: '.spec.enforcementMode' },
           { name: 'DryRun', type: 'boolean', jsonPath: '.spec.dryRun' },
+          { name: 'Suspended', type: 'boolean', priority: 1, jsonPath: '.spec.suspend' },
           { name: 'Matched', type: 'integer', jsonPath: '.status.matchedNodes' },
           { name: 'Tainted', type: 'integer', jsonPath: '.status.taintedNodes' },
           { name: 'Accepted', type: 'string', jsonPath: '.status.conditions[?(@.type=="Accepted")].status' },

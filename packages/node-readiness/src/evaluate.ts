@@ -166,7 +166,14 @@ export function evaluateNode(
 ): NodeDecision {
   const set = Array.isArray(rules) ? resolveRules(rules as readonly NodeReadinessRule[]) : (rules as RuleSet);
   const view = readNode(node, set, nowMs, options.pods);
-  for (const rule of set.active) evaluateRule(view, rule);
+  for (const rule of set.active) {
+    const before = { changes: view.decision.changes.length, dryRun: view.decision.dryRun.length };
+    evaluateRule(view, rule);
+    if (rule.suspended) suspend(view, rule, before);
+  }
+  // A rule held back may hold back the rules waiting for it: repeat until nothing more is held.
+  const waiting = set.active.filter((r) => r.after.length > 0 && !r.suspended);
+  for (let held = waiting.length > 0; held; ) held = waiting.map((r) => waitForOthers(view, r)).some(Boolean);
   releaseOrphans(view);
   if (options.zeroConfig !== false) evaluateZeroConfig(view, options);
   return view.decision;
@@ -228,6 +235,40 @@ function evaluateRule(view: NodeView, rule: ResolvedRule): void {
     return;
   }
   decision.gates.push(judgeGate(view, rule, base, ownedByMe));
+}
+
+/** A suspended rule changes nothing: what its evaluation wanted is dropped, and said. */
+function suspend(view: NodeView, rule: ResolvedRule, before: { changes: number; dryRun: number }): void {
+  view.decision.changes.length = before.changes;
+  view.decision.dryRun.length = before.dryRun;
+  const gate = view.decision.gates.find((g) => g.source === 'rule' && g.gate === rule.name);
+  if (!gate) return;
+  gate.holding = gate.tainted;
+  delete gate.addDueAtMs;
+  gate.message = `suspended (spec.suspend): no taint is added or removed; ${gate.message}`;
+}
+
+/**
+ * A rule with `after` never releases a node while a rule it names still holds it (or is not in
+ * force): its removal is dropped from this decision and the gate says which rule it waits for.
+ * Both may go in the same patch, so it is never released before them.
+ */
+function waitForOthers(view: NodeView, rule: ResolvedRule): boolean {
+  const { decision } = view;
+  const gate = decision.gates.find((g) => g.source === 'rule' && g.gate === rule.name);
+  const isMine = (c: TaintChange): boolean => c.op === 'remove' && c.source === 'rule' && c.gate === rule.name;
+  if (!gate || !(decision.changes.some(isMine) || decision.dryRun.some(isMine))) return false;
+  const blocking = rule.after.flatMap((dep) => {
+    const other = decision.gates.find((g) => g.source === 'rule' && g.gate === dep);
+    if (!other) return [`rule "${dep}" is not in force`];
+    return other.holding ? [`rule "${dep}" still holds the node (${other.state})`] : [];
+  });
+  if (blocking.length === 0) return false;
+  decision.changes = decision.changes.filter((c) => !isMine(c));
+  decision.dryRun = decision.dryRun.filter((c) => !isMine(c));
+  gate.holding = !gate.dryRun;
+  gate.message = `waiting (spec.after): ${blocking.join('; ')}; then: ${gate.message.replace(/^released: /, '')}`;
+  return true;
 }
 
 /** Why the node has passed the rule's gate for good, or undefined: podlife's record, or NRC's for a migrated rule. */

@@ -22,4 +22,6 @@ export { NrcCompletedPrefix, NrcFinalizer, NrcGroup, NrcResource, NrcVersion } f
 export { fromNrcRule, planNrcMigration } from './nrc.js';
 export type { MigrationPlan, MigrationStep, NrcRule } from './nrc.js';
 export { podList, slimPod } from './pod-conditions.js';
+export { ControlPlaneKeys, admitNode, birthTaints } from './node-webhook.js';
+export type { NodeAdmission } from './node-webhook.js';
 export type { PodLookup } from './pod-conditions.js';

@@ -134,7 +134,7 @@ export class RuleReconciler {
       conditions,
       rejection
         ? { type: AcceptedCondition, status: 'False', reason: rejection.reason, message: rejection.message }
-        : { type: AcceptedCondition, status: 'True', reason: 'Accepted', message: resolved?.dryRun ? 'dry run: changes are reported, never written' : 'the rule is in force' },
+        : { type: AcceptedCondition, status: 'True', reason: 'Accepted', message: resolved?.suspended ? 'suspended (spec.suspend): no taint is added or removed until it is unset' : resolved?.dryRun ? 'dry run: changes are reported, never written' : 'the rule is in force' },
       now,
     );
     conditions = accepted.conditions;

@@ -73,6 +73,10 @@ export interface NodeReadinessRuleSpec {
   /** continuous: how long a condition must stay explicitly failing before the taint returns; default 30s, at most 24h. */
   debounce?: string;
   guardrails?: RuleGuardrails;
+  /** Stop adding and removing this rule's taint until unset; status and explain still report. */
+  suspend?: boolean;
+  /** Rules whose taint must be gone from a node before this rule releases it there. */
+  after?: string[];
 }
 
 /** What the controller publishes on a rule: counts and conditions. */
@@ -127,6 +131,9 @@ export interface ResolvedRule {
   additionBurst: number;
   /** Node annotations that also mark this gate as passed (a rule migrated from node-readiness-controller). */
   completionKeys: string[];
+  suspended: boolean;
+  /** Rules this one waits for on each node (`spec.after`). */
+  after: string[];
 }
 
 /** One reason a rule is invalid, naming its field. */
@@ -273,6 +280,9 @@ export function resolveRule(rule: NodeReadinessRule): { rule: ResolvedRule; prob
 
   const maxConditionAgeMs = optionalDuration(spec.maxConditionAge, 'spec.maxConditionAge', problems);
   const debounceMs = optionalDuration(spec.debounce, 'spec.debounce', problems) ?? RuleDefaults.debounceMs;
+  const after = spec.after ?? [];
+  if (!Array.isArray(after) || after.some((a) => typeof a !== 'string' || a.length === 0)) problems.push({ field: 'spec.after', message: 'must be a list of rule names' });
+  else if (after.includes(name)) problems.push({ field: 'spec.after', message: 'a rule cannot wait for itself' });
   const g = spec.guardrails ?? {};
   integerIn(g.maxTaintedPercent, 0, 100, 'spec.guardrails.maxTaintedPercent', problems);
   integerIn(g.additionsPerMinute, 1, 60_000, 'spec.guardrails.additionsPerMinute', problems);
@@ -297,6 +307,8 @@ export function resolveRule(rule: NodeReadinessRule): { rule: ResolvedRule; prob
       additionsPerMinute: g.additionsPerMinute ?? RuleDefaults.additionsPerMinute,
       additionBurst: g.additionBurst ?? RuleDefaults.additionBurst,
       completionKeys: nrcCompletionKeys(rule),
+      suspended: spec.suspend === true,
+      after: [...after],
     },
   };
 }

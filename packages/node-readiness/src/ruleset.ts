@@ -5,6 +5,7 @@
  * - at most one rule in force per taint key+effect on any node: of two rules whose selectors may
  *   select the same node, the older (then the alphabetically first) wins and the other is rejected
  *   with a reason naming the winner;
+ * - rules that wait for each other in a circle (`after`) are rejected, naming the circle;
  * - the outcome depends only on the rules, never on their order in the input, so every
  *   reconcile (of any node, by any replica) reaches the same verdict.
  */
@@ -37,6 +38,26 @@ function byAge(a: ResolvedRule, b: ResolvedRule): number {
   return a.createdMs - b.createdMs || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
+/** Rules that wait for each other in a circle (`after`) would hold their nodes for good: each is rejected, the circle named. */
+function rejectCycles(rules: readonly ResolvedRule[], set: RuleSet): void {
+  const byName = new Map(rules.map((r) => [r.name, r]));
+  for (const start of rules) {
+    const path: string[] = [];
+    const walk = (name: string): boolean => {
+      if (name === start.name && path.length > 0) return true;
+      if (path.includes(name)) return false;
+      path.push(name);
+      const found = (byName.get(name)?.after ?? []).some(walk);
+      if (!found) path.pop();
+      return found;
+    };
+    if (walk(start.name)) {
+      const circle = [...path, start.name].join(' -> ');
+      set.rejected.set(start.name, { reason: 'Invalid', message: `spec.after: the rules wait for each other in a circle (${circle}), so none would ever release a node`, problems: [{ field: 'spec.after', message: `circle ${circle}` }] });
+    }
+  }
+}
+
 /** Which rules are in force, and why the others are not (see the guarantees above). */
 export function resolveRules(rules: readonly NodeReadinessRule[]): RuleSet {
   const set: RuleSet = { active: [], deleting: [], rejected: new Map(), known: new Set(), claimedKeys: new Set() };
@@ -57,6 +78,7 @@ export function resolveRules(rules: readonly NodeReadinessRule[]): RuleSet {
     if (r.rule.deleting) set.deleting.push(r.rule);
     else candidates.push(r.rule);
   }
+  rejectCycles(candidates, set);
   candidates.sort(byAge);
   set.deleting.sort(byAge);
   for (const rule of candidates) {
@@ -66,6 +88,7 @@ export function resolveRules(rules: readonly NodeReadinessRule[]): RuleSet {
         other.taint.effect === rule.taint.effect &&
         selectorsMayOverlap(other.selector, rule.selector),
     );
+    if (set.rejected.has(rule.name)) continue;
     if (winner) {
       set.rejected.set(rule.name, {
         reason: 'Overlapping',

@@ -10,6 +10,7 @@
  *   unknown controllers, sizes and certificate modes before anything renders;
  * - a size refuses controllers it was not measured with, as the generator does.
  */
+import { nodeWebhookManifests } from './node-webhook.js';
 import { stringify } from 'yaml';
 import { controllerNames } from '../options/flags.js';
 import { SYSTEM_NAMESPACES } from '../rbac/rules.js';
@@ -260,6 +261,10 @@ function webhookTemplate(): string {
     const clientConfig = at(config, ['webhooks', i, 'clientConfig']) as Tree;
     put(config, ['webhooks', i, 'clientConfig'], { ...clientConfig, caBundle: when('$caBundle', expr('{{ $caBundle }}')) });
   }
+  // The opt-in Node CREATE webhook: its own configuration, the same certificate.
+  const [nodeConfig] = nodeWebhookManifests(base).map(tree) as [Tree];
+  put(nodeConfig, ['metadata', 'annotations'], when('eq .Values.webhook.certificates "cert-manager"', at(nodeConfig, ['metadata', 'annotations'])));
+  put(nodeConfig, ['webhooks', 0, 'clientConfig'], { ...(at(nodeConfig, ['webhooks', 0, 'clientConfig']) as Tree), caBundle: when('$caBundle', expr('{{ $caBundle }}')) });
   const secret = tree({
     apiVersion: 'v1',
     kind: 'Secret',
@@ -282,6 +287,7 @@ function webhookTemplate(): string {
     { when: 'eq $mode "self-signed"', docs: [{ doc: secret }] },
     { when: 'eq $mode "cert-manager"', docs: [{ when: 'not .Values.webhook.certManager.issuerRef', docs: [{ doc: issuer }] }, { doc: certificate }] },
     { doc: config },
+    { when: '.Values.webhook.nodes', docs: [{ doc: nodeConfig }] },
   ]);
 }
 
@@ -373,8 +379,8 @@ function valuesYaml(): string {
       { networkPolicy: { enabled: true, apiServerCidrs: [...o.apiServerCidrs], metricsFrom: [...o.metricsFrom] } },
     ),
     section(
-      'The webhook\'s serving certificate:\n  self-signed   the chart makes a CA and a certificate (kept across upgrades) and sets the caBundle;\n  cert-manager  a Certificate (issuerRef, or a self-signed Issuer the chart makes) and CA injection;\n  manual        you create the Secret podlife-webhook-tls and give its CA as caBundle (base64 PEM).',
-      { webhook: { certificates: 'self-signed', certManager: { issuerRef: {} }, caBundle: '' } },
+      'The webhook\'s serving certificate:\n  self-signed   the chart makes a CA and a certificate (kept across upgrades) and sets the caBundle;\n  cert-manager  a Certificate (issuerRef, or a self-signed Issuer the chart makes) and CA injection;\n  manual        you create the Secret podlife-webhook-tls and give its CA as caBundle (base64 PEM).\nnodes: true adds a Node CREATE webhook giving a registering node the readiness taints its rules need, for\npools whose kubelet flags (--register-with-taints) cannot be set; fails open, skips control-plane nodes.',
+      { webhook: { certificates: 'self-signed', certManager: { issuerRef: {} }, caBundle: '', nodes: false } },
     ),
     section('Prometheus operator: scrape /metrics.', { serviceMonitor: { enabled: false, interval: '30s', labels: {} } }),
     section('Prometheus operator: the alerting rules of deploy/observability.', { prometheusRule: { enabled: false, labels: {} } }),
@@ -422,6 +428,7 @@ function valuesSchema(): string {
           certificates: { enum: ['self-signed', 'cert-manager', 'manual'] },
           certManager: { type: 'object', additionalProperties: false, properties: { issuerRef: { type: 'object' } } },
           caBundle: { type: 'string' },
+          nodes: { type: 'boolean' },
         },
       },
       serviceMonitor: { type: 'object', additionalProperties: false, properties: { enabled: { type: 'boolean' }, interval: { type: 'string' }, labels } },

@@ -17,6 +17,7 @@
  *   namespace unless the admin lists them: a ValidatingAdmissionPolicy denies its exec, ephemeral
  *   containers, pod deletes and status writes there (docs/adr/0257).
  */
+import { nodeWebhookManifests } from './node-webhook.js';
 import { stringify } from 'yaml';
 import { PolicyNamespaceLabel, WEBHOOK_OPT_IN_LABEL, WEBHOOK_OPT_IN_VALUE } from '@podlife/keystone';
 import { SYSTEM_NAMESPACES, controllerPermissions, leaderElectionRules, type PolicyRule } from '../rbac/rules.js';
@@ -551,6 +552,11 @@ export function deployFiles(o: DeployOptions = defaultDeployOptions): DeployFile
       name: 'webhook.yaml',
       comment: 'Native-sidecar conversion and lifecycle policies at admission (opted-in pods; every pod of namespaces labelled podlife.dev/policies=enabled); never blocks pod creation.',
       manifests: webhookManifests(o),
+    },
+    {
+      name: 'node-webhook.yaml',
+      comment: 'Opt-in, not in kustomization.yaml: readiness taints added to a node as it registers (Node CREATE), for pools whose kubelet flags cannot be set; fails open, skips control-plane nodes (docs/adr/0274).',
+      manifests: nodeWebhookManifests(o),
     },
   ];
 }
