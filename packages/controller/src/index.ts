@@ -9,7 +9,7 @@ export type { DevCertificates } from './webhook/dev-certificates.js';
 export { mutatePodsHandler } from './webhook/mutate-pods.js';
 export { controllerPermissions } from './rbac/rules.js';
 export type { ControllerPermissions, PolicyRule } from './rbac/rules.js';
-export { certManagerManifests, controllerNodeOptions, defaultDeployOptions, deployFiles, SEMI_SPACE_MIB, SERVICE_ACCOUNT, serviceMonitorManifests, WEBHOOK_OPT_IN_LABEL, WEBHOOK_OPT_IN_VALUE, webhookEntry } from './deploy/manifests.js';
+export { certManagerManifests, controllerNodeOptions, defaultDeployOptions, deployFiles, SEMI_SPACE_MIB, SERVICE_ACCOUNT, serviceMonitorManifests, WEBHOOK_OPT_IN_LABEL, WEBHOOK_OPT_IN_VALUE, policyWebhookEntry, webhookEntry } from './deploy/manifests.js';
 export type { ControllerSizeName, DeployFile, DeployOptions, KubeManifest } from './deploy/manifests.js';
 export { CHART_DIFFERENCES } from './deploy/chart.js';
 export { alertRuleGroups, dashboard } from './deploy/observability.js';
