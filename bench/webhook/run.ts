@@ -179,6 +179,8 @@ class KeptConnection {
 /** One route under load: its own keep-alive connections (at most 32), warmed once, then driven in rounds. */
 class Route {
   readonly latencies: number[] = [];
+  /** Where each round's latencies end in `latencies`. */
+  private readonly roundEnds: number[] = [];
   /** When each recorded request started, on the clock both processes share (ms since the epoch, performance.timeOrigin based). */
   readonly starts: number[] = [];
   errors = 0;
@@ -268,6 +270,7 @@ class Route {
   async round(seconds: number): Promise<void> {
     const before = machineTicks();
     await openLoop(RATE, RATE * seconds, () => this.send(true));
+    this.roundEnds.push(this.latencies.length);
     const after = machineTicks();
     if (before && after) {
       this.cpuTicks += after.total - before.total;
@@ -282,9 +285,26 @@ class Route {
     return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? NaN, errors: this.errors, n: sorted.length, newConnections: this.newConnections, stealPct };
   }
 
+  /** Each round's own p99, in the order the rounds ran. */
+  roundP99s(): number[] {
+    return this.roundEnds.map((end, r) => percentile(this.latencies.slice(this.roundEnds[r - 1] ?? 0, end).sort((a, b) => a - b), 99));
+  }
+
   close(): void {
     for (const c of this.connections) c.close();
   }
+}
+
+/**
+ * The median over the rounds of `route`'s p99 over `floor`'s p99 in the same round: each pair of
+ * rounds ran back to back, so a burst of load or steal falls on both alike or on few pairs, which
+ * the median leaves out; the whole run's p99 takes its slowest 1% wherever a burst put it (ADR 0278).
+ */
+function medianRoundRatio(route: Route, floor: Route): number {
+  const a = route.roundP99s();
+  const b = floor.roundP99s();
+  const ratios = a.map((x, r) => x / (b[r] ?? NaN)).filter((x) => Number.isFinite(x)).sort((x, y) => x - y);
+  return percentile(ratios, 50);
 }
 
 async function serve(): Promise<void> {
@@ -568,12 +588,20 @@ if (process.argv.includes('--serve')) {
       console.log(`  without the requests that overlapped a GC pause: /mutate-pods p99 ${times(mutateClear / emptyClear)} the empty route's (no target)`);
     }
     const note = `n=${mutate.n}${mutate.errors ? `, ${mutate.errors} errors` : ''}; ${steal(mutate)} during its rounds`;
+    const roundsRatio = medianRoundRatio(mutatePods, empty);
     judge({
-      target: `webhook /mutate-pods p99 <= ${TARGET_RATIO}x the empty route's p99 at ${RATE} requests/s`,
+      target: `webhook /mutate-pods p99 <= ${TARGET_RATIO}x the empty route's p99 at ${RATE} requests/s, median over the pairs of rounds`,
+      figure: `median round ratio ${times(roundsRatio)}`,
+      floor: `empty route, the same rounds`,
+      ratio: times(roundsRatio),
+      pass: mutate.errors === 0 && roundsRatio <= TARGET_RATIO,
+      note: `${note}; whole run ${times(mutate.p99 / floor.p99)}`,
+    });
+    judge({
+      target: `webhook /mutate-pods p99 over the empty route's p99 at ${RATE} requests/s, whole run`,
       figure: `p99 ${mutate.p99.toFixed(2)} ms`,
       floor: `empty route p99 ${floor.p99.toFixed(2)} ms`,
       ratio: times(mutate.p99 / floor.p99),
-      pass: mutate.errors === 0 && mutate.p99 <= TARGET_RATIO * floor.p99,
       note,
     });
     judge({ target: `webhook /mutate-pods p99 < ${TARGET_P99_MS} ms at ${RATE} requests/s`, figure: `p99 ${mutate.p99.toFixed(2)} ms`, pass: mutate.errors === 0 && mutate.p99 < TARGET_P99_MS, note });
@@ -584,6 +612,12 @@ if (process.argv.includes('--serve')) {
         floor: `empty route p99 ${floor.p99.toFixed(2)} ms`,
         ratio: times(again.p99 / floor.p99),
         note: `n=${again.n}${again.errors ? `, ${again.errors} errors` : ''}; ${steal(again)} during its rounds`,
+      });
+      judge({
+        target: `webhook A/A control: the empty route against itself at ${RATE} requests/s, median over the pairs of rounds`,
+        figure: `median round ratio ${times(medianRoundRatio(control as Route, empty))}`,
+        floor: 'empty route, the same rounds',
+        ratio: times(medianRoundRatio(control as Route, empty)),
       });
     }
   } finally {
