@@ -9,11 +9,12 @@
  * for a prefix and 3 for a whole key); at most NEAR_MISSES_MAX findings; never throws.
  */
 import { Annotation } from './annotations.js';
+import { PolicyAnnotation } from './policy/names.js';
 
 /** Prefixes (with their `/`) of the per-container keys podlife reads or writes. */
-const KNOWN_PREFIXES = [Annotation.RolePrefix, Annotation.StopPrefix, Annotation.AliasPrefix, Annotation.NativePrefix, 'policy.podlife.dev/'];
-/** Whole keys podlife reads (pod-conditions reads network-conditions). */
-const KNOWN_KEYS = [Annotation.OnKeystoneExit, Annotation.NativeSidecars, Annotation.Completion, 'podlife.dev/network-conditions'];
+const KNOWN_PREFIXES: readonly string[] = [Annotation.RolePrefix, Annotation.StopPrefix, Annotation.AliasPrefix, Annotation.NativePrefix, PolicyAnnotation.ContainerPrefix];
+/** Whole keys podlife reads or writes (pod-conditions reads network-conditions). */
+const KNOWN_KEYS: readonly string[] = [Annotation.OnKeystoneExit, Annotation.NativeSidecars, Annotation.Completion, PolicyAnnotation.Policies, 'podlife.dev/network-conditions'];
 /** Per-container keys someone may write as `podlife.dev/<word>`. */
 const CONTAINER_WORDS = [Annotation.RolePrefix, Annotation.StopPrefix];
 
@@ -39,7 +40,7 @@ export function editDistance(a: string, b: string, max = Infinity): number {
 }
 
 function isKnown(key: string): boolean {
-  return KNOWN_KEYS.includes(key as (typeof KNOWN_KEYS)[number]) || KNOWN_PREFIXES.some((p) => key.startsWith(p) && key.length > p.length);
+  return KNOWN_KEYS.includes(key) || KNOWN_PREFIXES.some((p) => key.startsWith(p) && key.length > p.length);
 }
 
 /** The known key `key` was most likely meant as, if it is close to one. */
