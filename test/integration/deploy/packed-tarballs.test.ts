@@ -4,7 +4,7 @@
  * - what a registry page and a package manager read: metadata, LICENSE, CHANGELOG, exports with
  *   the `@podlife/source` condition stripped, sibling versions that install together, one copy of
  *   `@kubernetes/client-node` in the tree, source and declaration maps that resolve;
- * - publint and attw on each tarball;
+ * - publint and attw on each tarball; every relative link of its Markdown resolves inside it;
  * - the injector-webhook, custom-controller and readiness-gate examples type-checked with
  *   `skipLibCheck: false` under `moduleResolution` nodenext and bundler, and run from the
  *   compiled output against a real API server;
@@ -23,6 +23,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { ApiError, resourcePath, type KubeClient } from '@podlife/core';
 import { type ControlPlane, makeTempDir, type ManagedProcess, removeTempDir, roleKey, sharedControlPlane, startProcess, stopKey, waitFor } from '@podlife/testbed';
 import { PACKAGES, ROOT, childEnv, copyExample, createConsumer, filesUnder, readJson, sh, typecheck, workspaceManifest, type Consumer } from '../../packaging/consumer.js';
+import { anchorsOf, linksOf } from '../../../scripts/link-check.mjs';
 
 type Manifest = Record<string, unknown> & { name: string; version: string; exports: Record<string, Record<string, string>> };
 
@@ -144,6 +145,22 @@ describe('packed tarballs, installed with npm outside the workspace', function (
           for (const source of sources) if (!existsSync(resolve(dirname(join(at, 'dist', map)), source))) missing.push(`${map} -> ${source}`);
         }
         assert.deepEqual(missing, []);
+      });
+
+      it(`@podlife/${pkg}: every relative link of its Markdown resolves inside the installed package`, () => {
+        const at = consumer.installed(pkg);
+        const broken: string[] = [];
+        for (const md of filesUnder(at).filter((f) => f.endsWith('.md'))) {
+          for (const { line, target } of linksOf(readFileSync(join(at, md), 'utf8'))) {
+            if (target === '' || /^[a-z][a-z0-9+.-]*:/i.test(target)) continue;
+            const [path = '', fragment] = target.split('#');
+            const dest = path === '' ? join(at, md) : resolve(dirname(join(at, md)), decodeURIComponent(path));
+            const inside = dest === at || dest.startsWith(`${at}/`);
+            if (!inside || !existsSync(dest)) broken.push(`${md}:${line}: ${target}`);
+            else if (fragment !== undefined && dest.endsWith('.md') && !anchorsOf(readFileSync(dest, 'utf8')).has(decodeURIComponent(fragment))) broken.push(`${md}:${line}: ${target} (no such anchor)`);
+          }
+        }
+        assert.deepEqual(broken, []);
       });
 
       it(`@podlife/${pkg}: tests stay out of the tarball`, () => {
