@@ -193,7 +193,7 @@ describe('podlife as kubectl podlife (real kubectl, real API server)', function 
     assert.deepEqual(r.stdout.split('\n').filter((l) => l !== '' && !l.startsWith(':')), ['report-0']);
     assert.match(r.stdout, /^:4$/m);
     const commands = await run(kubectl, ['__complete', 'podlife', '']);
-    assert.deepEqual(commands.stdout.split('\n').filter((l) => l !== '' && !l.startsWith(':')), ['explain', 'nodes', 'pods', 'completion']);
+    assert.deepEqual(commands.stdout.split('\n').filter((l) => l !== '' && !l.startsWith(':')), ['explain', 'nodes', 'pods', 'migrate', 'completion']);
   });
 
   it('bash completes podlife with the script podlife completion bash prints', async () => {
