@@ -30,8 +30,11 @@ export interface ControllerAppOptions {
   flags: ControllerFlags;
   config: ControllerConfig;
   client: KubeClient;
-  /** For the exec strategy (pods/exec); default: the KubeConfig or connection `client` was built from. */
-  kubeConfig?: KubeConfig;
+  /**
+   * For the exec strategy (pods/exec); default: the KubeConfig or connection `client` was built
+   * from. `false`: no pods/exec, stops use ephemeral containers only.
+   */
+  kubeConfig?: KubeConfig | false;
   logger: Logger;
   /** Lease holder identity; default the host name (the pod name in a cluster). */
   identity?: string;
@@ -99,7 +102,7 @@ export class ControllerApp {
         dryRun: flags.dryRun,
         managedPodsOnly,
         logger: opts.logger.child({ controller: 'keystone' }),
-        kubeConfig: opts.kubeConfig,
+        ...(opts.kubeConfig === false ? { exec: false as const } : { kubeConfig: opts.kubeConfig }),
       });
     }
     if (flags.controllers.includes('keystone') && config.lifecyclePolicies === true) {

@@ -16,7 +16,8 @@
  * - a pod is reconciled when it changes and when its decision says (a stage's deadline); with
  *   nothing running between reconciles, stopping the controller stops everything it does;
  * - stops reach pods/exec with the manager's own client's server and credentials unless told
- *   otherwise (`kubeConfig`, `exec`): a controller built from a client alone can stop containers;
+ *   otherwise (`kubeConfig`, `exec`; `exec: false` for none): a controller built from a client
+ *   alone can stop containers;
  * - with the exec strategy, one namespace holds at most a quarter of the workers with commands in
  *   flight (`execSlotsPerNamespace`, at least 1), however few workers it runs (docs/adr/0261).
  */
@@ -24,13 +25,18 @@ import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { Controller, objectKey, silentLogger, type Informer, type KubeClient, type Manager } from '@podlife/core';
 import { ManagedLabel } from './annotations.js';
 import { KeystoneReconciler, type KeystoneReconcilerOptions } from './reconciler.js';
-import { createExecApi } from './strategies/api.js';
+import { createExecApi, type PodExecApi } from './strategies/api.js';
 import { DEFAULT_EXEC_SLOTS_PER_NAMESPACE } from './strategies/exec-slots.js';
 import { hasPodlifeAnnotation, keepLifecycleFields } from './transform.js';
 import { UnlabelledPodAudit } from './unlabelled.js';
 
 /** Settings, transports and scoping of the keystone controller. */
-export interface KeystoneControllerOptions extends Omit<KeystoneReconcilerOptions, 'client' | 'getPod' | 'events' | 'registry'> {
+export interface KeystoneControllerOptions extends Omit<KeystoneReconcilerOptions, 'client' | 'getPod' | 'events' | 'registry' | 'exec'> {
+  /**
+   * pods/exec transport, by default one to the manager's client's server (see `kubeConfig`);
+   * `false`: no exec strategy, stops use ephemeral containers only (a controller without pods/exec rights).
+   */
+  exec?: PodExecApi | false;
   /**
    * Where pods/exec goes for the exec strategy. Default: the KubeConfig or connection the
    * manager's client was built from (`KubeClient.origin`), so a controller stops containers with
@@ -119,7 +125,7 @@ export function keystoneController(manager: Manager, opts: KeystoneControllerOpt
     getPod,
     events: manager.events,
     registry: manager.registry,
-    exec: opts.exec ?? createExecApi(opts.kubeConfig ?? kubeConfigOf(manager.client), { client: manager.client, perNamespace }),
+    exec: opts.exec === false ? undefined : (opts.exec ?? createExecApi(opts.kubeConfig ?? kubeConfigOf(manager.client), { client: manager.client, perNamespace })),
   });
   const unlabelled = new UnlabelledPodAudit({
     registry: manager.registry,

@@ -67,3 +67,36 @@ describe('keystoneController built from a client alone (no kubeConfig, no exec t
     assert.equal(kc.getCurrentUser()?.token, 't0k');
   });
 });
+
+describe('keystoneController with exec: false (a controller without pods/exec rights)', function () {
+  this.timeout(15_000);
+  let fake: FakeApiServer;
+  let manager: Manager;
+
+  before(async () => {
+    fake = await FakeApiServer.start();
+    const built = pod('job-1').container('app').sidecar('proxy').finished('app', 0, Date.now() - 1000).build();
+    const { status, ...spec } = built;
+    delete spec.metadata!.uid;
+    await fake.client().create('/api/v1/namespaces/default/pods', spec);
+    await fake.client().patch('/api/v1/namespaces/default/pods/job-1/status', [{ op: 'add', path: '/status', value: status }], ContentType.JsonPatch);
+    manager = new Manager({ client: fake.client() });
+    keystoneController(manager, { exec: false });
+    await manager.start();
+  });
+
+  after(async () => {
+    await manager?.stop();
+    await fake?.stop();
+  });
+
+  it('sends nothing over pods/exec, and says no strategy is left when no ephemeral image is configured either', async () => {
+    const stopFailed = async () => (await fake.client().get<{ items: { reason?: string; note?: string }[] }>('/apis/events.k8s.io/v1/namespaces/default/events')).items.filter((e) => e.reason === 'StopFailed').map((e) => e.note ?? '');
+    let found = await stopFailed();
+    for (let waited = 0; found.length === 0 && waited < 5000; waited += 50) {
+      await new Promise((r) => setTimeout(r, 50));
+      found = await stopFailed();
+    }
+    assert.match(found[0] ?? '', /no stop strategy available/);
+  });
+});

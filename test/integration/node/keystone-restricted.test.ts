@@ -134,7 +134,7 @@ describe('keystone under the restricted Pod Security profile (real node, PodSecu
       flags: flags(ns),
       config,
       client: cp.client,
-      ...(opts.exec ? { kubeConfig: cp.kubeConfig } : {}),
+      kubeConfig: opts.exec ? cp.kubeConfig : false,
       logger: createLogger('keystone-restricted', { level: 'warn' }),
       bindAddress: '127.0.0.1',
     });
