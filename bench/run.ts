@@ -67,6 +67,10 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'node-readiness', file: 'bench/node-readiness/run.ts', controlPlane: true, quick: ['--nodes', '500'], what: 'condition True -> taint removed with 5,000 nodes, p50/p99 vs a raw PATCH' },
   { name: 'node-readiness-write-cost', file: 'bench/node-readiness/write-cost.ts', controlPlane: true, quick: ['--nodes', '300', '--rounds', '2'], what: 'API server CPU per taint removal, by patch form, authentication and answer (no target)' },
   { name: 'node-readiness-15k', file: 'bench/node-readiness/run.ts', controlPlane: true, args: ['--nodes', '15000', '--no-naive'], quick: ['--nodes', '1500', '--no-naive'], what: 'the same with 15,000 nodes: p99, requests per node, controller RSS' },
+  { name: 'node-readiness-nrc', file: 'bench/node-readiness/run.ts', controlPlane: true, args: ['--nrc', '--no-naive'], quick: ['--nodes', '500', '--nrc', '--no-naive'], what: 'the 5,000-node run with the rule in NRC\'s own shape, converted as podlife migrate nrc does' },
+  { name: 'node-readiness-nrc-15k', file: 'bench/node-readiness/run.ts', controlPlane: true, args: ['--nodes', '15000', '--nrc', '--no-naive'], quick: ['--nodes', '1500', '--nrc', '--no-naive'], what: 'the same with 15,000 nodes' },
+  { name: 'node-readiness-pods', file: 'bench/node-readiness/run.ts', controlPlane: true, args: ['--pods', '--no-naive'], quick: ['--nodes', '500', '--pods', '--no-naive'], what: 'the 5,000-node run with a DaemonSet-pod condition: pod Ready -> taint removed, one pod per node cached' },
+  { name: 'node-readiness-pods-15k', file: 'bench/node-readiness/run.ts', controlPlane: true, args: ['--nodes', '15000', '--pods', '--no-naive'], quick: ['--nodes', '1500', '--pods', '--no-naive'], what: 'the same with 15,000 nodes and pods' },
 ];
 
 /** Runs `args` with this Node and resolves with the exit code (signals count as failure). */

@@ -1,6 +1,10 @@
 // Node readiness at scale: condition True -> taint removed, against a real API server.
 //
-//   pnpm exec tsx --conditions=@podlife/source bench/node-readiness/run.ts [--nodes 5000] [--rate 250] [--no-naive] [--cpu-prof <dir>]
+//   pnpm exec tsx --conditions=@podlife/source bench/node-readiness/run.ts [--nodes 5000] [--rate 250] [--no-naive] [--nrc | --pods] [--cpu-prof <dir>]
+//
+// --nrc: the rule as a node-readiness-controller user wrote it, converted as `podlife migrate nrc` does.
+// --pods: the rule waits for a DaemonSet's pod on each node; the bench flips the pods' Ready instead.
+// Both also print the time to release every node and the bytes of rule status written per minute.
 //
 // Registers N simulated nodes carrying readiness.k8s.io/BenchReady, starts the controller in its
 // own process, then turns BenchReady True on every node at --rate per second and watches for each
@@ -25,7 +29,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { V1Node } from '@kubernetes/client-node';
 import { ContentType, Informer, resourcePath } from '@podlife/core';
 import type { KubeClient } from '@podlife/core';
-import { nodeReadinessRule, nodeReadinessRuleCrd, rulePath } from '@podlife/node-readiness';
+import { fromNrcRule, nodeReadinessRule, nodeReadinessRuleCrd, rulePath } from '@podlife/node-readiness';
 import { startControlPlane, waitFor } from '@podlife/testbed';
 import { CpuAccount, processName } from '../cpu.js';
 import { judge, percentile, pool, times } from '../verdict.js';
@@ -37,6 +41,15 @@ const arg = (name: string, dflt: number): number => {
 const N = arg('nodes', 5000);
 const RATE = arg('rate', 250);
 const NAIVE = !process.argv.includes('--no-naive');
+/** The rule as a node-readiness-controller user has it (readiness.node.x-k8s.io/v1alpha1), converted as `podlife migrate nrc` converts it. */
+const NRC = process.argv.includes('--nrc');
+/**
+ * The rule waits for a DaemonSet's pod on each node (a pod condition) instead of a node condition:
+ * one pod per node, bound, whose Ready the bench flips; the controller caches those pods too.
+ */
+const PODS = process.argv.includes('--pods');
+const PODS_NS = 'bench-agents';
+const podsPath = resourcePath({ version: 'v1', resource: 'pods', namespace: PODS_NS });
 /** DESIGN 10: p99 <= 1.5x the raw PATCH floor and < 1 s; <= 2 requests per node; RSS < 600 MiB at 15k nodes. */
 const TARGET_RATIO = 1.5;
 const TARGET_P99_MS = 1000;
@@ -57,6 +70,8 @@ interface Stats {
   requests: Record<string, number>;
   /** Those about a node (/api/v1/nodes/<name>...). */
   nodeRequests?: number;
+  /** Bytes of rule status written so far. */
+  statusBytes?: number;
   loopP99Ms?: number;
   loopMaxMs?: number;
 }
@@ -87,11 +102,18 @@ const condition = (status: string) => {
   return { status: { conditions: [{ type: 'BenchReady', status, reason: 'Bench', lastHeartbeatTime: now, lastTransitionTime: now }] } };
 };
 
+const podReady = (status: string) => ({ status: { phase: 'Running', conditions: [{ type: 'Ready', status, lastTransitionTime: new Date().toISOString() }] } });
+
 async function registerNodes(client: KubeClient, prefix: string, pool_: string): Promise<string[]> {
   const names = Array.from({ length: N }, (_, i) => `${prefix}-${i}`);
   await pool(names, 32, async (name) => {
     await client.create(nodesPath, { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { pool: pool_ } }, spec: { taints: [{ key: KEY, effect: 'NoSchedule' }] } });
     await client.patch(`${nodesPath}/${name}/status`, condition('False'), ContentType.StrategicMergePatch);
+    if (PODS) {
+      const owner = { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'bench-agent', uid: 'bench-agent-uid', controller: true };
+      await client.create(podsPath, { metadata: { name: `agent-${name}`, ownerReferences: [owner] }, spec: { nodeName: name, automountServiceAccountToken: false, containers: [{ name: 'agent', image: 'agent:1' }] } });
+      await client.patch(`${podsPath}/agent-${name}/status`, podReady('False'), ContentType.StrategicMergePatch);
+    }
   });
   return names;
 }
@@ -109,7 +131,7 @@ function startController(kubeconfig: string, mode: string, selector: string): Pr
   const prof = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=${mode}.cpuprofile`] : [];
   const child = spawn(process.execPath, [...prof, '--import', 'tsx', '--conditions=@podlife/source', script, kubeconfig, mode, selector], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, BENCH_TRACE: traceFile },
+    env: { ...process.env, BENCH_TRACE: traceFile, ...(PODS ? { BENCH_PODS: '1' } : {}) },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async (): Promise<Map<string, ControllerTimes>> => {
@@ -177,8 +199,11 @@ async function measure(client: KubeClient, names: string[], selector: string, cp
     const bt: BenchTimes = [t, 0, 0, 0];
     times.set(name, bt);
     flippedAt.set(name, t);
-    await client.patch(`${nodesPath}/${name}/status`, condition('True'), ContentType.StrategicMergePatch);
+    if (PODS) await client.patch(`${podsPath}/agent-${name}/status`, podReady('True'), ContentType.StrategicMergePatch);
+    else await client.patch(`${nodesPath}/${name}/status`, condition('True'), ContentType.StrategicMergePatch);
     bt[1] = wall();
+    // A pod's Ready is not on the node the bench watches: True counts from the write's answer.
+    if (PODS && bt[3] === 0) bt[3] = bt[1];
     patchMs.push(bt[1] - t);
   });
   await waitFor(`all ${names.length} taints removed`, async () => latencies.length >= names.length, { timeoutMs: Math.max(120_000, N * 24), intervalMs: 200 }).catch((e: Error) => console.error(e.message));
@@ -245,9 +270,14 @@ function printCpu(cpu: Measurement['cpu']): void {
  * Per node, the controller's reaction: its watch event -> its removal answered (queue wait,
  * reconcile and its own PATCH round trip), ms; nodes the controller did not trace are left out.
  */
-function reactions(ctl: Map<string, ControllerTimes>): number[] {
+function reactions(ctl: Map<string, ControllerTimes>, bench?: Map<string, BenchTimes>): number[] {
   const out: number[] = [];
-  for (const [arrived, , , answered] of ctl.values()) if (arrived > 0 && answered >= arrived) out.push(answered - arrived);
+  // --pods: the controller cannot see when a pod turned Ready; from the pod write's answer to its release answered.
+  if (PODS && bench) for (const [name, [, flipped]] of bench) {
+    const answered = ctl.get(name)?.[3] ?? 0;
+    if (flipped > 0 && answered >= flipped) out.push(answered - flipped);
+  }
+  else for (const [arrived, , , answered] of ctl.values()) if (arrived > 0 && answered >= arrived) out.push(answered - arrived);
   return out.sort((a, b) => a - b);
 }
 
@@ -262,10 +292,12 @@ function verdicts(r: Measurement, s: Stats, ctl: Map<string, ControllerTimes>): 
   const floor = pct(r.patchMs, 99);
   const all = r.latencies.length === N;
   const note = `${r.latencies.length}/${N} released`;
-  const reaction = reactions(ctl);
+  const reaction = reactions(ctl, r.times);
   const reactionP99 = percentile(reaction, 99);
   judge({
-    target: `node readiness, the controller's reaction (its watch event -> its removal answered) p99 <= ${TARGET_RATIO}x the raw PATCH p99 (${N} nodes)`,
+    target: PODS
+      ? `node readiness from DaemonSet pods, pod Ready written -> its node's removal answered (the pod's watch delivery included) p99 <= ${TARGET_RATIO}x the raw PATCH p99 (${N} nodes)`
+      : `node readiness, the controller's reaction (its watch event -> its removal answered) p99 <= ${TARGET_RATIO}x the raw PATCH p99 (${N} nodes)`,
     figure: `p99 ${reactionP99.toFixed(1)} ms`,
     floor: `raw status PATCH p99 ${floor.toFixed(1)} ms`,
     ratio: times(reactionP99 / floor),
@@ -293,7 +325,20 @@ try {
   const crds = resourcePath({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' });
   await client.create(crds, nodeReadinessRuleCrd);
   await waitFor('rules listable', async () => client.get(rulePath()).then(() => true, () => false));
-  await client.create(rulePath(), nodeReadinessRule('bench', { conditions: [{ type: 'BenchReady' }], enforcementMode: 'bootstrap-only', taint: { key: KEY, effect: 'NoSchedule' }, nodeSelector: { matchLabels: { pool: 'podlife' } } }));
+  const nrcRule = { apiVersion: 'readiness.node.x-k8s.io/v1alpha1', kind: 'NodeReadinessRule', metadata: { name: 'bench', uid: 'bench-uid' }, spec: { conditions: [{ type: 'BenchReady', requiredStatus: 'True' }], enforcementMode: 'bootstrap-only', taint: { key: KEY, effect: 'NoSchedule' }, nodeSelector: { matchLabels: { pool: 'podlife' } } } };
+  if (PODS) {
+    await client.create('/api/v1/namespaces', { metadata: { name: PODS_NS } });
+    // No controller-manager here: the ServiceAccount admission of the pods needs its default account made by hand.
+    await client.create(`/api/v1/namespaces/${PODS_NS}/serviceaccounts`, { metadata: { name: 'default' } });
+    await client.create(resourcePath({ group: 'apps', version: 'v1', resource: 'daemonsets', namespace: PODS_NS }), {
+      metadata: { name: 'bench-agent' },
+      spec: { selector: { matchLabels: { app: 'agent' } }, template: { metadata: { labels: { app: 'agent' } }, spec: { containers: [{ name: 'agent', image: 'agent:1' }] } } },
+    });
+  }
+  const condition0 = PODS ? { type: 'BenchReady', pod: { namespace: PODS_NS, daemonSet: 'bench-agent' } } : { type: 'BenchReady' };
+  const rule = NRC ? fromNrcRule(nrcRule).rule : nodeReadinessRule('bench', { conditions: [condition0], enforcementMode: 'bootstrap-only', taint: { key: KEY, effect: 'NoSchedule' }, nodeSelector: { matchLabels: { pool: 'podlife' } } });
+  if (!rule) throw new Error('the NRC-shaped bench rule did not convert');
+  await client.create(rulePath(), rule);
 
   console.log(`node readiness bench: ${N} nodes, conditions turned True at ${RATE}/s; machine load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   let t = performance.now();
@@ -303,6 +348,7 @@ try {
   // Adoption (recording ownership of the pre-existing taints) is one write per node; let it finish first.
   await waitFor('taints adopted', async () => (podlife.last().nodeRequests ?? 0) >= N, { timeoutMs: Math.max(300_000, N * 60), intervalMs: 250 });
   const adoptRequests = { ...podlife.last().requests };
+  const statusBefore = podlife.last().statusBytes ?? 0;
   t = performance.now();
   const pl = await measure(client, podlifeNodes, 'pool=podlife', cpuAccount(podlife.pid));
   await new Promise((r) => setTimeout(r, 500));
@@ -316,6 +362,12 @@ try {
   console.log(`  the bench's own event loop delay (its watch and its flips): p99 ${pl.loopP99Ms.toFixed(0)} / max ${pl.loopMaxMs.toFixed(0)} ms`);
   printCpu(pl.cpu);
   verdicts(pl, plStats, plTrace);
+  const windowMin = (performance.now() - t) / 60_000;
+  const lastSeen = Math.max(...[...pl.times.values()].map((x) => x[2]));
+  const firstFlip = Math.min(...[...pl.times.values()].map((x) => x[0]));
+  const shape = NRC ? 'NRC-shaped rule' : PODS ? 'DaemonSet-pod condition' : 'podlife rule';
+  judge({ target: `node readiness, ${shape}: first condition flip -> every taint gone (${N} nodes, flips at ${RATE}/s)`, figure: `${((lastSeen - firstFlip) / 1000).toFixed(1)} s` });
+  judge({ target: `node readiness, ${shape}: rule status written per minute while ${N} nodes were released`, figure: `${(((plStats.statusBytes ?? 0) - statusBefore) / windowMin / 1024).toFixed(1)} KiB/min (${plStats.statusBytes ?? 0} bytes in all)` });
   if (NAIVE) {
     const naiveNodes = await registerNodes(client, 'nv', 'naive');
     const naive = await startController(cp.kubeconfigPath, 'naive', 'pool=naive');
