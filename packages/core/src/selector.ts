@@ -12,8 +12,11 @@ export function labelSelectorMatches(selector: V1LabelSelector, labels: Readonly
   if (typeof selector !== 'object' || selector === null) return false;
   const l = labels ?? {};
   const value = (key: string): string | undefined => (Object.hasOwn(l, key) ? l[key] : undefined);
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) {
-    if (value(k) !== v) return false;
+  const matchLabels = selector.matchLabels;
+  if (matchLabels) {
+    for (const k in matchLabels) {
+      if (Object.hasOwn(matchLabels, k) && value(k) !== matchLabels[k]) return false;
+    }
   }
   for (const req of selector.matchExpressions ?? []) {
     const v = value(req.key);

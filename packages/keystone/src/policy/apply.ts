@@ -54,14 +54,6 @@ export function policySelects(policy: CompiledPolicy, pod: V1Pod, ctx: PolicyCon
   return true;
 }
 
-/** Does `match` claim this container (by name, or by its image's repository)? */
-export function matchClaims(match: CompiledMatch, c: V1Container): boolean {
-  if (match.names.includes(c.name)) return true;
-  if (match.images.length === 0 || typeof c.image !== 'string') return false;
-  const repo = imageRepository(c.image);
-  return match.images.some((g) => globMatches(g, repo));
-}
-
 /** The record value for a claim: `<policy>/<match>`, with `:pod` when the pod's own keys were kept. */
 export function recordOf(policy: string, match: string, podWon: boolean): string {
   return `${policy}/${match}${podWon ? ':pod' : ''}`;
@@ -82,14 +74,69 @@ interface Claim {
   readonly match: CompiledMatch;
 }
 
+/**
+ * Every match of a list of policies by container name, and each distinct image glob once with the
+ * matches that use it: a container is looked up by its name and its repository is tried against
+ * each glob once, however many policies share the presets. Built once per list (the caches hand
+ * out the same array until a policy changes).
+ */
+interface PolicyIndex {
+  readonly byName: ReadonlyMap<string, readonly MatchRef[]>;
+  readonly globs: readonly { readonly glob: string; readonly refs: readonly MatchRef[] }[];
+}
+
+/** Match `m` of policy `p` (indices into the list and into its matches). */
+interface MatchRef {
+  readonly p: number;
+  readonly m: number;
+}
+
+const INDEXES = new WeakMap<readonly CompiledPolicy[], PolicyIndex>();
+
+function indexOf(policies: readonly CompiledPolicy[]): PolicyIndex {
+  let index = INDEXES.get(policies);
+  if (index) return index;
+  const byName = new Map<string, MatchRef[]>();
+  const globs = new Map<string, MatchRef[]>();
+  policies.forEach((policy, p) =>
+    policy.matches.forEach((match, m) => {
+      for (const n of match.names) byName.set(n, [...(byName.get(n) ?? []), { p, m }]);
+      for (const g of match.images) globs.set(g, [...(globs.get(g) ?? []), { p, m }]);
+    }),
+  );
+  index = { byName, globs: [...globs].map(([glob, refs]) => ({ glob, refs })) };
+  INDEXES.set(policies, index);
+  return index;
+}
+
+/** For each policy (by index), the first of its matches that claims container `c`. */
+function firstMatches(index: PolicyIndex, c: V1Container): Map<number, number> {
+  const first = new Map<number, number>();
+  const take = (refs: readonly MatchRef[]) => {
+    for (const { p, m } of refs) if ((first.get(p) ?? Infinity) > m) first.set(p, m);
+  };
+  const named = index.byName.get(c.name);
+  if (named) take(named);
+  if (typeof c.image === 'string' && index.globs.length > 0) {
+    const repo = imageRepository(c.image);
+    for (const g of index.globs) if (globMatches(g.glob, repo)) take(g.refs);
+  }
+  return first;
+}
+
 /** The first claim of each container, and the conflicts of later ones. */
-function claims(containers: readonly V1Container[], policies: readonly CompiledPolicy[]): { byContainer: Map<string, Claim>; conflicts: PolicyConflict[] } {
+function claims(containers: readonly V1Container[], all: readonly CompiledPolicy[], selecting: readonly boolean[]): { byContainer: Map<string, Claim>; conflicts: PolicyConflict[] } {
   const byContainer = new Map<string, Claim>();
   const conflicts: PolicyConflict[] = [];
+  const index = indexOf(all);
   for (const c of containers) {
-    for (const policy of policies) {
-      const match = policy.matches.find((m) => matchClaims(m, c));
-      if (!match) continue;
+    const candidates = firstMatches(index, c);
+    if (candidates.size === 0) continue;
+    for (let p = 0; p < all.length; p++) {
+      const m = candidates.get(p);
+      if (m === undefined || !selecting[p]) continue;
+      const policy = all[p] as CompiledPolicy;
+      const match = policy.matches[m] as CompiledMatch;
       const first = byContainer.get(c.name);
       if (!first) byContainer.set(c.name, { policy, match });
       else if (first.policy !== policy && (first.match.role !== match.role || first.match.stop !== match.stop)) {
@@ -106,10 +153,11 @@ function claims(containers: readonly V1Container[], policies: readonly CompiledP
  */
 export function applyPolicies(pod: V1Pod, policies: readonly CompiledPolicy[], ctx: PolicyContext): PolicyApplication {
   if (policies.length === 0) return NOTHING;
-  const selecting = policies.filter((p) => policySelects(p, pod, ctx));
-  if (selecting.length === 0) return NOTHING;
+  const selects = policies.map((p) => policySelects(p, pod, ctx));
+  if (!selects.includes(true)) return NOTHING;
+  const selecting = policies.filter((_, i) => selects[i]);
   const containers = Array.isArray(pod.spec?.containers) ? pod.spec.containers : [];
-  const { byContainer, conflicts } = claims(containers, selecting);
+  const { byContainer, conflicts } = claims(containers, policies, selects);
   if (byContainer.size === 0) return { ...NOTHING, conflicts };
   const own = pod.metadata?.annotations ?? {};
   const out: Record<string, string> = {};
