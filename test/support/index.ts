@@ -59,4 +59,4 @@ export type { KubeconfigInput } from './kubeconfig.js';
 
 // Sidecar injectors' pod shapes and a test injector webhook (lifecycle policies, ADR 0270).
 export { INJECTOR_SHAPES, SAW_POLICIES_ANNOTATION, SHAPE_ANNOTATION, injectionOps, testInjector } from './injectors.js';
-export type { InjectorShape, TestInjector } from './injectors.js';
+export type { ContainerTransform, InjectorShape, TestInjector } from './injectors.js';

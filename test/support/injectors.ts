@@ -83,15 +83,18 @@ export const SAW_POLICIES_ANNOTATION = 'injector.test/saw-policies';
 const STATUS_ANNOTATION = 'injector.test/status';
 const CONFIGURATIONS = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
 
+/** Rewrites what an injector adds (a real-node suite swaps in local stand-ins); `init` for init containers. */
+export type ContainerTransform = (c: V1Container, init: boolean) => V1Container;
+
 /** The ops a shape's injector makes: init containers first, sidecars appended, its own records. */
-export function injectionOps(pod: V1Pod, shape: InjectorShape, overrides: { image?: string; command?: string[] } = {}): JsonPatchOp[] {
+export function injectionOps(pod: V1Pod, shape: InjectorShape, transform: ContainerTransform = (c) => c): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [];
-  const init = (shape.initContainers ?? []).map((c) => ({ ...c, ...(overrides.image ? { image: overrides.image } : {}), ...(overrides.command ? { command: overrides.command, args: [] } : {}) }));
+  const init = (shape.initContainers ?? []).map((c) => transform(c, true));
   if (init.length > 0) {
     if (!pod.spec?.initContainers) ops.push({ op: 'add', path: '/spec/initContainers', value: init });
     else init.forEach((c, i) => ops.push({ op: 'add', path: `/spec/initContainers/${i}`, value: c }));
   }
-  for (const c of shape.sidecars) ops.push({ op: 'add', path: '/spec/containers/-', value: { ...c, ...(overrides.image ? { image: overrides.image } : {}), ...(overrides.command ? { command: overrides.command, args: [] } : {}) } });
+  for (const c of shape.sidecars) ops.push({ op: 'add', path: '/spec/containers/-', value: transform(c, false) });
   const saw = pod.metadata?.annotations?.['podlife.dev/policies'] ?? 'none';
   ops.push({ op: 'add', path: jsonPointer('metadata', 'annotations', STATUS_ANNOTATION), value: 'injected' });
   ops.push({ op: 'add', path: jsonPointer('metadata', 'annotations', SAW_POLICIES_ANNOTATION), value: saw });
@@ -104,10 +107,10 @@ export interface TestInjector {
 }
 
 /**
- * Serves and registers the test injector for `namespaces`. `overrides` replace the shapes' images
- * and commands (a real-node suite runs local stand-ins in the injectors' shapes).
+ * Serves and registers the test injector for `namespaces`. `transform` rewrites each container it
+ * adds (a real-node suite runs local stand-ins in the injectors' shapes).
  */
-export async function testInjector(client: KubeClient, name: string, namespaces: readonly string[], overrides: { image?: string; command?: (shape: string) => string[] | undefined } = {}): Promise<TestInjector> {
+export async function testInjector(client: KubeClient, name: string, namespaces: readonly string[], transform?: ContainerTransform): Promise<TestInjector> {
   const certs = await devCertificates(['127.0.0.1']);
   const server = https.createServer({ cert: certs.certPem, key: certs.keyPem }, (req, res) => {
     const chunks: Buffer[] = [];
@@ -119,8 +122,7 @@ export async function testInjector(client: KubeClient, name: string, namespaces:
       const shape = wanted ? INJECTOR_SHAPES[wanted] : undefined;
       const response: Record<string, unknown> = { uid: review.request.uid, allowed: true };
       if (shape && pod.metadata?.annotations?.[STATUS_ANNOTATION] !== 'injected') {
-        const command = overrides.command?.(wanted as string);
-        response.patch = Buffer.from(JSON.stringify(injectionOps(pod, shape, { ...(overrides.image ? { image: overrides.image } : {}), ...(command ? { command } : {}) }))).toString('base64');
+        response.patch = Buffer.from(JSON.stringify(injectionOps(pod, shape, transform))).toString('base64');
         response.patchType = 'JSONPatch';
       }
       res.writeHead(200, { 'Content-Type': 'application/json' });
@@ -133,7 +135,10 @@ export async function testInjector(client: KubeClient, name: string, namespaces:
   const stop = async (): Promise<void> => {
     if (registered) await client.delete(`${CONFIGURATIONS}/${name}`).catch(() => undefined);
     registered = false;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    // The API server keeps its connections to a webhook alive: close them, or close() waits for them.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+    await closed;
   };
   try {
     await client.create(CONFIGURATIONS, {
