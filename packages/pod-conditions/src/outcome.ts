@@ -21,6 +21,7 @@ import { containerRestartPolicy, restartsAfter } from './crash-loop.js';
 /** The keystone contract's role keys (DESIGN 2), read only. */
 const ROLE_KEYS = ['role.podlife.dev/', 'sidecars.alpha.kubernetes.io/'] as const;
 
+/** succeeded or failed (final: the kubelet will not restart the containers that decided), or running. */
 export type PodOutcomeKind = 'succeeded' | 'failed' | 'running';
 
 /** A container set aside from the verdict, and why. */

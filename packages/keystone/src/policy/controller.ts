@@ -19,9 +19,12 @@ import { POLICY_PATH, PolicyGroup, PolicyKind, PolicyVersion } from './names.js'
 import type { CompiledPolicy, LifecyclePolicy } from './policy.js';
 import { judgePolicies, overlapMessage, policiesInForce, type NamespaceView, type PolicyJudgement } from './status.js';
 
+/** The conditions of a policy's status. */
 export const PolicyCondition = { Accepted: 'Accepted', Overlapping: 'Overlapping' } as const;
+/** The reasons of the Warning Events posted on policies. */
 export const PolicyEventReason = { Invalid: 'InvalidLifecyclePolicy', Overlap: 'LifecyclePoliciesOverlap' } as const;
 
+/** The named commands policies may use, logging and the status resync. */
 export interface LifecyclePolicyControllerOptions {
   /** The controller configuration's named commands (a policy's `exec:` stop must name one). */
   execCommands?: LifecycleOptions['execCommands'];
@@ -30,6 +33,7 @@ export interface LifecyclePolicyControllerOptions {
   resyncMs?: number;
 }
 
+/** What `lifecyclePolicyController` adds to a Manager: the webhook's source and the status controller. */
 export interface LifecyclePolicies {
   /** What the webhook applies: the policies in force, in name order, and namespace labels. */
   readonly source: PolicySource;

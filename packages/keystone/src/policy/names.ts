@@ -4,13 +4,18 @@
  * namespace's pods to the webhook.
  */
 
+/** The API group of LifecyclePolicy. */
 export const PolicyGroup = 'podlife.dev';
+/** The version of the LifecyclePolicy API. */
 export const PolicyVersion = 'v1alpha1';
+/** The kind of the LifecyclePolicy API. */
 export const PolicyKind = 'LifecyclePolicy';
+/** The plural resource name of the LifecyclePolicy API. */
 export const PolicyResource = 'lifecyclepolicies';
 /** The collection's path on the API server. */
 export const POLICY_PATH = `/apis/${PolicyGroup}/${PolicyVersion}/${PolicyResource}`;
 
+/** The annotations podlife's webhook writes when a policy applies (ADR 0268). */
 export const PolicyAnnotation = {
   /** The policies that applied to the pod, comma-separated in the order they were applied. */
   Policies: 'podlife.dev/policies',

@@ -50,6 +50,7 @@ export interface LifecyclePolicySpec {
   enforce?: boolean;
 }
 
+/** A LifecyclePolicy object as the API server serves it (podlife.dev/v1alpha1, cluster-scoped). */
 export interface LifecyclePolicy {
   apiVersion?: string;
   kind?: string;
@@ -89,6 +90,7 @@ export interface CompiledPolicy {
   readonly enforce: boolean;
 }
 
+/** A compiled policy, or every problem found in it, each naming its field. */
 export type PolicyCompilation = { readonly ok: true; readonly policy: CompiledPolicy } | { readonly ok: false; readonly problems: readonly PolicyProblem[] };
 
 export const IMAGE_GLOB_MAX = 255;

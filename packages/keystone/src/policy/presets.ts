@@ -19,9 +19,12 @@ export const SIDECAR_PRESET_NAMES = [
   'otel-collector',
   'fluent-bit',
 ] as const;
+/** The name of a sidecar preset. */
 export type SidecarPresetName = (typeof SIDECAR_PRESET_NAMES)[number];
+/** The preset name that names every preset. */
 export const WELL_KNOWN = 'well-known';
 
+/** How a preset recognises its sidecar and stops it. */
 export interface SidecarPreset {
   /** Container names its injector gives it. */
   readonly names: readonly string[];
@@ -33,6 +36,7 @@ export interface SidecarPreset {
   readonly needs?: string;
 }
 
+/** Every sidecar preset, with the facts ADR 0270 sources. */
 export const SIDECAR_PRESETS: Readonly<Record<SidecarPresetName, SidecarPreset>> = {
   'istio-proxy': { names: ['istio-proxy'], images: ['*/proxyv2'], stop: 'preset:istio' },
   'linkerd-proxy': {
