@@ -409,7 +409,8 @@ function escalationEvent(report: ActionReport & { kind: 'escalated' }, stopExit:
 
 /** How a stop went out, for its Event: the method and the container it ran in, never the script (the log has it). */
 function stopMethod(report: ActionReport & { kind: 'stop-issued' }): string {
-  return report.method === 'ephemeral' && report.detail.length <= 80 ? report.detail : report.method;
+  // The ephemeral detail is `ephemeral container <name> (<command>)`: the container, not its command.
+  return report.method === 'ephemeral' ? report.detail.replace(/ \(.*$/s, '') : report.method;
 }
 
 /** Says how late a stop goes out and what that leaves of the budget (DESIGN 3.2). */

@@ -241,6 +241,11 @@ describe('actOn: one pass of what a stop decision says is due', () => {
     assert.equal(note, 'could not deliver http:8080/quit to container proxy: exec: curl: sh: not found; wget: sh: not found; /bin/sh script: sh: not found');
   });
 
+  it('an ephemeral stop is named by its container, not its command', () => {
+    const report = { kind: 'stop-issued', container: 'proxy', stop: 'signal:TERM', method: 'ephemeral', ok: true, detail: 'ephemeral container podlife-stop-proxy (/bin/sh -c trap "" TERM; kill -s TERM 1; sleep 1)' } as const;
+    assert.equal(actionEvent(report)?.note, 'stopping container proxy with signal:TERM via ephemeral container podlife-stop-proxy');
+  });
+
   it('a stop that goes out late says so in its Event, with what is left of the budget', async () => {
     const { p, d } = decide(undefined, T0 + 26_000);
     const t = context({}, T0 + 26_000);
