@@ -216,9 +216,11 @@ describe('Helm chart deploy/helm/podlife (real helm, real API server)', function
     assert.deepEqual(JSON.parse(cm.data['podlife.json'] ?? ''), dashboard());
   });
 
-  it('ships the NodeReadinessRule CRD as deploy/crds has it', () => {
+  it('ships the NodeReadinessRule and LifecyclePolicy CRDs as deploy/crds has them', () => {
     const crds = template([], ['--include-crds']).filter((m) => m.kind === 'CustomResourceDefinition');
-    assert.deepEqual(crds, [parse(readFileSync(`${repo}deploy/crds/nodereadinessrules.yaml`, 'utf8'))]);
+    const byName = (a: { metadata?: { name?: string } }, b: { metadata?: { name?: string } }) => String(a.metadata?.name).localeCompare(String(b.metadata?.name));
+    const files = ['nodereadinessrules.yaml', 'lifecyclepolicies.yaml'].map((f) => parse(readFileSync(`${repo}deploy/crds/${f}`, 'utf8')) as { metadata?: { name?: string } });
+    assert.deepEqual([...crds].sort(byName), files.sort(byName));
   });
 
   it('every object it renders is accepted by a real API server (strict server-side dry run)', async () => {
