@@ -24,7 +24,7 @@ import pRetry from 'p-retry';
 import { isGone, type KubeClient } from './client.js';
 import { StringTable } from './intern.js';
 import { silentLogger, type Logger } from './log.js';
-import { Store, objectKey, type KubeObject } from './store.js';
+import { Store, adoptInto, objectKey, type KubeObject, type StoreDiff } from './store.js';
 import { sleep } from './time.js';
 import { isInitialEventsEnd, kubeListWatch, refusesStreamingList, type ListWatchTransport, type WatchEvent } from './watch.js';
 
@@ -100,54 +100,13 @@ export function stripManagedFields<T extends KubeObject>(obj: T): T {
 }
 
 /**
- * The objects of a streaming list gathered so far, transformed; stored only once complete.
- *
- * Kept in arrival order without a key each: a server sends only ADDED events before the end
- * bookmark, so the index by key, with a string per object and a table as large as the store's
- * own, is built only if a MODIFIED or DELETED comes first (docs/adr/0276).
+ * The objects of a streaming list gathered so far, transformed, by key; stored only once complete.
+ * A first list's map becomes the store's own table (`adoptInto`): it grew while the list arrived,
+ * so no second table of every key is built at once when the list completes (docs/adr/0276).
  */
 class PendingList<T extends KubeObject> {
-  private objects: (T | undefined)[] = [];
-  private index: Map<string, number> | undefined;
+  objects = new Map<string, T>();
   complete = false;
-
-  /** An ADDED or MODIFIED object: it replaces an earlier one of the same key. */
-  put(obj: T, modified: boolean): void {
-    const index = modified ? this.indexed() : this.index;
-    if (index) {
-      const key = objectKey(obj);
-      const at = index.get(key);
-      if (at !== undefined) this.objects[at] = undefined;
-      index.set(key, this.objects.length);
-    }
-    this.objects.push(obj);
-  }
-
-  delete(obj: KubeObject): void {
-    const index = this.indexed();
-    const key = objectKey(obj);
-    const at = index.get(key);
-    if (at === undefined) return;
-    this.objects[at] = undefined;
-    index.delete(key);
-  }
-
-  *values(): IterableIterator<T> {
-    for (const obj of this.objects) if (obj !== undefined) yield obj;
-  }
-
-  clear(): void {
-    this.objects = [];
-    this.index = undefined;
-  }
-
-  private indexed(): Map<string, number> {
-    if (this.index) return this.index;
-    const index = new Map<string, number>();
-    this.objects.forEach((obj, i) => obj !== undefined && index.set(objectKey(obj), i));
-    this.index = index;
-    return index;
-  }
 }
 
 /** A stream sent a plain bookmark before the end of its initial events: the server ignored `sendInitialEvents`. */
@@ -317,8 +276,9 @@ export class Informer<T extends KubeObject> extends EventEmitter<InformerEvents<
   }
 
   /** Makes the store hold exactly what a list or a stream read, emitting what changed. */
-  private replaceAll(objects: Iterable<T>, resourceVersion: string, path: SyncPath): void {
-    const diff = this.store.replace(objects);
+  private replaceAll(objects: Iterable<T> | Map<string, T>, resourceVersion: string, path: SyncPath): void {
+    const adopted = objects instanceof Map && adoptInto(this.store, objects);
+    const diff: StoreDiff<T> = adopted ? { added: [...objects.values()], updated: [], deleted: [] } : this.store.replace(objects instanceof Map ? objects.values() : objects);
     this.rv = resourceVersion;
     this.needList = false;
     this.lastSync = path;
@@ -411,17 +371,19 @@ export class Informer<T extends KubeObject> extends EventEmitter<InformerEvents<
   private gather(pending: PendingList<T>, event: WatchEvent<T>): void {
     switch (event.type) {
       case 'ADDED':
-      case 'MODIFIED':
-        pending.put(this.applyTransform(event.object), event.type === 'MODIFIED');
+      case 'MODIFIED': {
+        const obj = this.applyTransform(event.object);
+        pending.objects.set(objectKey(obj), obj);
         return;
+      }
       case 'DELETED':
-        pending.delete(event.object);
+        pending.objects.delete(objectKey(event.object));
         return;
       case 'BOOKMARK':
         if (!isInitialEventsEnd(event)) throw new NotStreamingError(this.name);
         pending.complete = true;
-        this.replaceAll(pending.values(), event.object?.metadata?.resourceVersion ?? '', 'stream');
-        pending.clear();
+        this.replaceAll(pending.objects, event.object?.metadata?.resourceVersion ?? '', 'stream');
+        pending.objects = new Map();
         return;
       default:
         return;

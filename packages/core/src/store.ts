@@ -36,7 +36,7 @@ export interface StoreDiff<T> {
 
 /** The objects of one collection by key; entries are replaced, never mutated. */
 export class Store<T extends KubeObject> {
-  private readonly items = new Map<string, T>();
+  private items = new Map<string, T>();
 
   /** A store holding `objects`; handy for reconciler tests that need no informer. */
   static of<T extends KubeObject>(objects: Iterable<T>): Store<T> {
@@ -106,4 +106,15 @@ export class Store<T extends KubeObject> {
     }
     return diff;
   }
+}
+
+/**
+ * Makes an empty store hold `items` (each under its `objectKey`), taking the map over so that a
+ * first list is not copied into a second table; false, with nothing done, when the store holds
+ * anything. Internal to core: the informer's first sync.
+ */
+export function adoptInto<T extends KubeObject>(store: Store<T>, items: Map<string, T>): boolean {
+  if (store.size !== 0) return false;
+  store['items'] = items;
+  return true;
 }
