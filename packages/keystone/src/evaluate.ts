@@ -50,12 +50,17 @@ export type {
 } from './decision.js';
 export { JOB_TRACKING_FINALIZER, awaitsJobCount, stopContainerExit } from './container-states.js';
 
+/**
+ * What each read of a lifecycle noted, for the NativeMechanisms check: one object for every call,
+ * written by the read before it is read back (evaluatePod never yields in between).
+ */
+const seen: KeysSeen = { mayHoldNativeRecords: false };
+
 /** What the keystone rules say about a pod now (see the guarantees above). */
 export function evaluatePod(pod: V1Pod, options: EvaluateOptions): Decision {
   if (pod.metadata?.deletionTimestamp) return NONE.terminating;
   const phase = pod.status?.phase;
   if (phase === 'Succeeded' || phase === 'Failed') return endLeftovers(pod, options) ?? closeRecord(pod, options);
-  const seen: KeysSeen = { mayHoldNativeRecords: false };
   const reading = readLifecycleNoting(pod, options, seen);
   if (reading.kind === 'not-ours') return NONE['not-ours'];
   const decision: Decision =

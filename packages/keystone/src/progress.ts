@@ -14,7 +14,7 @@
  *   issued stop: it dates no share and marks nothing stopped; it only says since when the stop
  *   has been put off (`deferredAt`), for the schedule to say when to try again.
  */
-import type { V1Pod, V1PodCondition } from '@kubernetes/client-node';
+import type { V1EphemeralContainer, V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import { findCondition, timeMs } from '@podlife/core';
 import { ephemeralStartedAt, isStopped, statusOf } from './container-states.js';
 import { ConditionType, issuedStops, stoppedContainers, type IssuedStop } from './records.js';
@@ -51,11 +51,13 @@ export function readProgress(pod: V1Pod, targets: readonly string[], firedAtMs: 
   const condition = findCondition(pod.status?.conditions, ConditionType.SidecarsStopped);
   const recording = condition?.status === 'False';
   const recorded: readonly IssuedStop[] = recording ? issuedStops(condition.message) : NOTHING_RECORDED;
-  const issued = withEphemeralStops(pod, targets, recorded, nowMs);
+  const ephemerals = pod.spec?.ephemeralContainers;
+  // Checked here, not in the callees: a stop's first pass has neither, and pays for no call.
+  const issued = Array.isArray(ephemerals) && ephemerals.length > 0 ? withEphemeralStops(pod, ephemerals, targets, recorded, nowMs) : recorded;
   // Entries of older records carry no time: the record's own start stands in for it.
   const undatedMs = recording ? (timeMs(condition.lastTransitionTime) ?? firedAtMs) : firedAtMs;
-  const issuedAt = issuedTimes(issued, undatedMs, false);
-  const deferredAt = issuedTimes(issued, undatedMs, true);
+  const issuedAt = issued.length === 0 ? NOTHING_ISSUED : issuedTimes(issued, undatedMs, false);
+  const deferredAt = issued.length === 0 ? NOTHING_ISSUED : issuedTimes(issued, undatedMs, true);
   const stoppedBefore = recording ? stoppedContainers(condition.message) : NONE_STOPPED;
   const newlyStopped = issuedAt.size > 0 ? stoppedSince(pod, targets, issuedAt, stoppedBefore) : NONE_STOPPED;
   return { condition, recording, recordedCount: recorded.length, issued, issuedAt, deferredAt, undatedMs, stoppedBefore, newlyStopped };
@@ -66,7 +68,6 @@ export function readProgress(pod: V1Pod, targets: readonly string[], firedAtMs: 
  * issued since (`deferred` true); `undated` for entries without a time.
  */
 function issuedTimes(issued: readonly IssuedStop[], undated: number, deferred: boolean): ReadonlyMap<string, number> {
-  if (issued.length === 0) return NOTHING_ISSUED;
   let out: Map<string, number> | undefined;
   for (const s of issued) {
     if (s.escalated || (s.deferred === true) !== deferred) continue;
@@ -106,13 +107,17 @@ function stoppedSince(pod: V1Pod, targets: readonly string[], issuedAt: Readonly
 }
 
 /**
- * The recorded stops, and the stops evident from ephemeral stop containers the record does not
- * list: such a container is itself a record that its stop was issued. `recorded` itself when the
- * pod shows nothing more.
+ * The recorded stops, and the stops evident from the pod's ephemeral containers (`ephemerals`, not
+ * empty) that are stop containers the record does not list: such a container is itself a record
+ * that its stop was issued.
  */
-function withEphemeralStops(pod: V1Pod, targets: readonly string[], recorded: readonly IssuedStop[], nowMs: number): readonly IssuedStop[] {
-  const ephemerals = pod.spec?.ephemeralContainers;
-  if (!Array.isArray(ephemerals) || ephemerals.length === 0) return recorded;
+function withEphemeralStops(
+  pod: V1Pod,
+  ephemerals: readonly V1EphemeralContainer[],
+  targets: readonly string[],
+  recorded: readonly IssuedStop[],
+  nowMs: number,
+): readonly IssuedStop[] {
   const issued = [...recorded];
   const targetOf = new Map<string, string | undefined>();
   for (const e of ephemerals) if (e && typeof e.name === 'string') targetOf.set(e.name, e.targetContainerName);

@@ -20,38 +20,8 @@ import { remainingGraceSeconds, stopOrder } from './schedule.js';
 
 export function ruleK(pod: V1Pod, lifecycle: PodLifecycle, options: EvaluateOptions): Decision {
   const restartPolicy = pod.spec?.restartPolicy ?? 'Always';
-  const grace = pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS;
-  const first = firstKeystone(pod, lifecycle, restartPolicy);
-  if (first === undefined) return NONE.waiting;
-  const { keystone, exit } = first;
-  if (lifecycle.onKeystoneExit === 'RestartPod') return restartPod(pod, keystone, exit, grace);
-  if (restartPolicy === 'Always') {
-    return deletion(keystone, 'RestartPolicyAlways', grace, keystoneFinishedUpdate(keystone.name, exit.exitCode, 'deleting the pod (restartPolicy Always: a keystone exit ends the pod)'));
-  }
-  if (lifecycle.onKeystoneExit === 'TerminatePod') {
-    return deletion(keystone, 'TerminatePod', grace, keystoneFinishedUpdate(keystone.name, exit.exitCode, `deleting the pod with its grace period of ${grace}s`));
-  }
-  const finishedRecord = findCondition(pod.status?.conditions, ConditionType.KeystoneFinished);
-  const firedAtMs = exit.finishedAtMs ?? timeMs(finishedRecord?.lastTransitionTime) ?? options.nowMs;
-  if (lifecycle.completion === 'phase') {
-    const phase = phaseFromMains(pod, lifecycle);
-    return {
-      action: 'phase',
-      rule: 'K',
-      trigger: keystone.name,
-      phase,
-      gracePeriodSeconds: remainingGraceSeconds(pod, firedAtMs, options.nowMs),
-      thenDelete: !awaitsJobCount(pod),
-      updates: [keystoneFinishedUpdate(keystone.name, exit.exitCode, `marking the pod ${phase}, then ending the other containers through the kubelet`)],
-    };
-  }
-  // Announced once: the condition says it was.
-  const keystoneUpdate = finishedRecord?.status === 'True' ? undefined : keystoneFinishedUpdate(keystone.name, exit.exitCode, 'stopping the other containers');
-  return planStop(pod, lifecycle, { rule: 'K', trigger: keystone.name, firedAtMs, keystoneUpdate }, stopOrder(lifecycle, keystone), options);
-}
-
-/** The first keystone to end (earliest finishedAt; spec order breaks ties) and its exit; undefined while none has. */
-function firstKeystone(pod: V1Pod, lifecycle: PodLifecycle, restartPolicy: string): { keystone: ContainerLifecycle; exit: Exit } | undefined {
+  // The first keystone to end fires the rule (earliest finishedAt; spec order breaks ties). Kept
+  // in this function: the loop is the hot part of every pass over a pod with a keystone.
   let keystone: ContainerLifecycle | undefined;
   let exit: Exit = NO_EXIT;
   for (const k of lifecycle.keystones) {
@@ -64,7 +34,38 @@ function firstKeystone(pod: V1Pod, lifecycle: PodLifecycle, restartPolicy: strin
       exit = e;
     }
   }
-  return keystone === undefined ? undefined : { keystone, exit };
+  if (keystone === undefined) return NONE.waiting;
+  if (lifecycle.onKeystoneExit !== 'StopContainers' || restartPolicy === 'Always' || lifecycle.completion === 'phase') {
+    return endPod(pod, lifecycle, keystone, exit, options);
+  }
+  const finishedRecord = findCondition(pod.status?.conditions, ConditionType.KeystoneFinished);
+  const firedAtMs = exit.finishedAtMs ?? timeMs(finishedRecord?.lastTransitionTime) ?? options.nowMs;
+  // Announced once: the condition says it was.
+  const keystoneUpdate = finishedRecord?.status === 'True' ? undefined : keystoneFinishedUpdate(keystone.name, exit.exitCode, 'stopping the other containers');
+  return planStop(pod, lifecycle, { rule: 'K', trigger: keystone.name, firedAtMs, keystoneUpdate }, stopOrder(lifecycle, keystone), options);
+}
+
+/** The keystone ends the pod rather than its containers: RestartPod, restartPolicy Always, TerminatePod, or completion by phase. */
+function endPod(pod: V1Pod, lifecycle: PodLifecycle, keystone: ContainerLifecycle, exit: Exit, options: EvaluateOptions): Decision {
+  const grace = pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS;
+  if (lifecycle.onKeystoneExit === 'RestartPod') return restartPod(pod, keystone, exit, grace);
+  if ((pod.spec?.restartPolicy ?? 'Always') === 'Always') {
+    return deletion(keystone, 'RestartPolicyAlways', grace, keystoneFinishedUpdate(keystone.name, exit.exitCode, 'deleting the pod (restartPolicy Always: a keystone exit ends the pod)'));
+  }
+  if (lifecycle.onKeystoneExit === 'TerminatePod') {
+    return deletion(keystone, 'TerminatePod', grace, keystoneFinishedUpdate(keystone.name, exit.exitCode, `deleting the pod with its grace period of ${grace}s`));
+  }
+  const firedAtMs = exit.finishedAtMs ?? timeMs(findCondition(pod.status?.conditions, ConditionType.KeystoneFinished)?.lastTransitionTime) ?? options.nowMs;
+  const phase = phaseFromMains(pod, lifecycle);
+  return {
+    action: 'phase',
+    rule: 'K',
+    trigger: keystone.name,
+    phase,
+    gracePeriodSeconds: remainingGraceSeconds(pod, firedAtMs, options.nowMs),
+    thenDelete: !awaitsJobCount(pod),
+    updates: [keystoneFinishedUpdate(keystone.name, exit.exitCode, `marking the pod ${phase}, then ending the other containers through the kubelet`)],
+  };
 }
 
 /** RestartPod: nothing to do where the kubelet restarts the pod in place; elsewhere, delete it as TerminatePod. */

@@ -228,7 +228,7 @@ export function scheduleStop(pod: V1Pod, order: StopOrder, progress: Progress, f
   const late = lateMs > LATE_AFTER_MS ? lateMs : undefined;
   const steps: StopStep[] = [];
   const issue: StopStep[] = [];
-  addSteps(steps, issue, pod, order, progress, current, options.strategy ?? 'exec', escalation !== undefined);
+  addSteps(steps, issue, pod, order, progress.issuedAt, current, options.strategy ?? 'exec', escalation !== undefined);
   return {
     steps,
     issue: retryAtMs === undefined ? issue : issue.filter((s) => retryDue(progress.deferredAt.get(s.container), nowMs)),
@@ -269,20 +269,20 @@ function addSteps(
   issue: StopStep[],
   pod: V1Pod,
   order: StopOrder,
-  progress: Progress,
+  issuedAt: ReadonlyMap<string, number>,
   current: CurrentStage,
   method: StopMethod,
   escalate: boolean,
 ): void {
   for (const c of current.running) {
-    const step = stopStep(c, current.stage, method, progress.issuedAt.get(c.name), escalate);
+    const step = stopStep(c, current.stage, method, issuedAt.get(c.name), escalate);
     steps.push(step);
     if (!step.issued) issue.push(step);
   }
   for (let i = current.stage + 1; i < order.stageCount; i++) {
     for (let j = stageStart(order, i), end = stageEnd(order, i); j < end; j++) {
       const c = order.order[j] as ContainerLifecycle;
-      if (!isStopped(statusOf(pod, c.name))) steps.push(stopStep(c, i, method, progress.issuedAt.get(c.name), false));
+      if (!isStopped(statusOf(pod, c.name))) steps.push(stopStep(c, i, method, issuedAt.get(c.name), false));
     }
   }
 }
