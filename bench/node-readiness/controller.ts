@@ -5,7 +5,7 @@
 // them (wall-clock ms) to that file on SIGTERM, so the bench can split the latency into stages.
 import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { V1Node } from '@kubernetes/client-node';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Informer, KubeClient, Manager, resourcePath } from '@podlife/core';
 import type { RequestOptions } from '@podlife/core';
@@ -35,7 +35,7 @@ client.request = (async <T>(opts: RequestOptions): Promise<T> => {
   if (opts.path.includes('/nodereadinessrules/') && opts.path.endsWith('/status')) statusBytes += JSON.stringify(opts.body ?? null).length;
   if (opts.path.startsWith(nodePrefix)) nodeRequests++;
   const nodeWrite = (opts.method === 'PATCH' || opts.method === 'PUT') && opts.path.startsWith(nodePrefix);
-  // BENCH_PODS: the release follows a pod's Ready, which this process does not see; the node's last write is its release.
+  // BENCH_PODS: the release follows a pod's Ready (traced from the pod cache's watch below); the node's last write is its release.
   if (nodeWrite && PODS_MODE && !trace.has(opts.path.slice(nodePrefix.length))) trace.set(opts.path.slice(nodePrefix.length), [0, 0, 0, 0]);
   const t = nodeWrite ? trace.get(opts.path.slice(nodePrefix.length)) : undefined;
   if (t && (t[2] === 0 || PODS_MODE)) t[2] = wall();
@@ -63,7 +63,7 @@ const traceArrival = (n: V1Node): void => {
 
 if (mode === 'podlife') {
   const manager = new Manager({ client });
-  const { nodes } = nodeReadinessController(manager, { statusResyncMs: 5_000 });
+  const { nodes, fleet } = nodeReadinessController(manager, { statusResyncMs: 5_000 });
   // The controller's own informer (the manager shares an informer only for the same path, selectors
   // and transform): its listeners run in the same emit, and no second watch or cache is added.
   manager.informer<V1Node>({ path: '/api/v1/nodes', transform: slimNode, name: 'nodes' }).on('update', traceArrival);
@@ -76,6 +76,25 @@ if (mode === 'podlife') {
     return key;
   };
   await manager.start();
+  if (PODS_MODE) {
+    // The pod cache's informers start with the rule; its watch events mark when a pod's Ready reached the controller.
+    const cache = fleet.evaluateOptions.pods as unknown as { watched: Map<string, { pods: Informer<V1Pod> }> };
+    const hook = setInterval(() => {
+      for (const w of cache.watched.values()) {
+        clearInterval(hook);
+        w.pods.on('update', (p) => {
+          const name = p.spec?.nodeName ?? '';
+          const ready = p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+          const t = trace.get(name);
+          if (ready && t && t[0] === 0) {
+            t[0] = wall();
+            t[1] = 0;
+          }
+          else if (ready && !t) trace.set(name, [wall(), 0, 0, 0]);
+        });
+      }
+    }, 50);
+  }
 } else {
   // The naive baseline: on every event for a node that can be released, GET it and PUT it back.
   const informer = new Informer<V1Node>({ client, path: '/api/v1/nodes', labelSelector: selector ?? '' });
