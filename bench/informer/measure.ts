@@ -193,10 +193,15 @@ async function peakSampler(): Promise<{ stop: () => PeakSample | undefined }> {
   };
 }
 
+/**
+ * A full collection that also compacts the old space as far as it goes ("last resort"), as V8's
+ * memory reducer does in an idle process: with a plain full collection the steady state depended
+ * on whether the reducer had run during the idle spell, 35-45 MiB apart (docs/adr/0276).
+ */
 function gc(): void {
-  const collect = (globalThis as { gc?: () => void }).gc;
+  const collect = (globalThis as { gc?: (options?: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void }).gc;
   if (!collect) throw new Error('run with --expose-gc: measuring without a full collection would report garbage as cache');
-  collect();
+  collect({ type: 'major', execution: 'sync', flavor: 'last-resort' });
 }
 
 async function settle(): Promise<void> {
