@@ -1,4 +1,4 @@
-// House rules that the compiler does not check (DESIGN 1):
+// House rules that the compiler does not check:
 // - every package has an `exports` map, so its internals stay private;
 // - dependencies point one way: core <- pod-conditions <- keystone, node-readiness <- controller;
 // - a package's public surface is what its `src/index.ts` names: the index re-exports by name

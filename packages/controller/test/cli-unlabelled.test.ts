@@ -23,7 +23,7 @@ function report(items: [string, string][], namespace?: string): UnlabelledReport
   return { ...(namespace !== undefined ? { namespace } : {}), label: 'podlife.dev/managed=true', count: items.length, items: items.map(([ns, name]) => ({ namespace: ns, name })) };
 }
 
-describe('podlife explain --unlabelled: naming the annotated pods without the managed label (DESIGN 3.7)', () => {
+describe('podlife explain --unlabelled: naming the annotated pods without the managed label', () => {
   let server: FakeApiServer;
   let dir: string;
   let kubeconfig: string;

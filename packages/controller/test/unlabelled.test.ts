@@ -23,7 +23,7 @@ function warnings(): { logger: Logger; seen: unknown[] } {
   return { logger, seen };
 }
 
-describe('annotated pods without the managed label (DESIGN 3.7)', () => {
+describe('annotated pods without the managed label', () => {
   it('are those with lifecycle annotations and without podlife.dev/managed: "true"', () => {
     assert.equal(isUnlabelledAnnotated(pod('a', annotated).metadata), true);
     assert.equal(isUnlabelledAnnotated(pod('a', annotated, { 'podlife.dev/managed': 'false' }).metadata), true);

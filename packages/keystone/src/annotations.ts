@@ -17,7 +17,7 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { InvalidAnnotationError, clipText, dns1123LabelProblem, parseEnumAnnotation } from '@podlife/core';
 
-/** The annotation keys of the keystone contract (DESIGN 2). */
+/** The annotation keys of the keystone contract (docs/annotations.md in the repository). */
 export const Annotation = {
   RolePrefix: 'role.podlife.dev/',
   /** The KEP-2872 draft key: read, never written. */
@@ -49,7 +49,7 @@ export function nativeRecords(annotations: Record<string, string> | null | undef
 }
 
 /**
- * The label that opts a pod into podlife's cache (DESIGN 3.7, ADR 0131): every helper that
+ * The label that opts a pod into podlife's cache (ADR 0131): every helper that
  * writes lifecycle annotations, and the webhook, set it; a controller run with
  * `--managed-pods-only` lists and watches only pods that carry it.
  */
@@ -105,7 +105,7 @@ export type StopSpec =
 
 export const DEFAULT_STOP: StopSpec = Object.freeze({ kind: 'signal', signal: 'TERM' });
 
-/** Admin-only settings that validation depends on (DESIGN 7). */
+/** Admin-only settings that validation depends on. */
 export interface LifecycleOptions {
   /** How many keystones a pod may declare; default 1. */
   keystoneLimit?: number;

@@ -1,5 +1,5 @@
 /**
- * The keystone controller's configuration: admin-only settings (DESIGN 7), the same whether the
+ * The keystone controller's configuration: admin-only settings, the same whether the
  * podlife controller reads them from its config file or a custom controller passes them.
  *
  * Guarantees: nothing here can be set from a pod annotation — commands and images come only
@@ -13,7 +13,7 @@ import type { LifecycleOptions } from './annotations.js';
 import type { StopMethod } from './evaluate.js';
 import { RESTRICTED_STOP_CONTEXT } from './strategies/ephemeral.js';
 
-/** The keystone controller's admin-only settings (DESIGN 7). */
+/** The keystone controller's admin-only settings. */
 export interface KeystoneConfig extends LifecycleOptions {
   /** How stops are delivered first; default 'exec' (ephemeral is the fallback when an image is set). */
   strategy?: StopMethod;

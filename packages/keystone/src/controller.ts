@@ -49,7 +49,7 @@ export interface KeystoneControllerOptions extends Omit<KeystoneReconcilerOption
    * API server's round trip, within the client's socket pool (128 by default).
    */
   concurrency?: number;
-  /** List and watch only pods labelled `podlife.dev/managed: "true"` (DESIGN 3.7); default false. */
+  /** List and watch only pods labelled `podlife.dev/managed: "true"`; default false. */
   managedPodsOnly?: boolean;
   /** How often, at most, the unlabelled-pod audit lists pods when `managedPodsOnly`; default 10 min. */
   unlabelledAuditIntervalMs?: number;

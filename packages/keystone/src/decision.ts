@@ -94,7 +94,7 @@ export interface NoneDecision {
   readonly updates: readonly StatusUpdate[];
   /**
    * With the update that closes a stop's record: from when the rule fired to the last stopped
-   * container's finishedAt (the stop latency of DESIGN 3.5).
+   * container's finishedAt (the stop latency the metrics report).
    */
   readonly stopLatencyMs?: number;
   readonly requeueAfterMs?: undefined;

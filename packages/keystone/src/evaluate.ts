@@ -1,5 +1,5 @@
 /**
- * evaluatePod: the keystone rules (DESIGN 3) as one pure function from a pod to a decision — the
+ * evaluatePod: the keystone rules as one pure function from a pod to a decision — the
  * only place keystone decides what to do about a pod and when to look at it again.
  *
  * Guarantees:

@@ -1,5 +1,5 @@
 /**
- * Keystone metrics (DESIGN 3.5):
+ * Keystone metrics:
  *   podlife_keystone_stops_total{strategy,result}  strategy: exec | ephemeral | delete | phase;
  *                                                  result: success | failure | dry_run
  *   podlife_keystone_stop_latency_seconds           from the triggering container's finishedAt to

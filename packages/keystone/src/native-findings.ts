@@ -1,5 +1,5 @@
 /**
- * What became of the native mechanisms podlife's webhook put on a pod (DESIGN 3.8): kept, not
+ * What became of the native mechanisms podlife's webhook put on a pod: kept, not
  * applied (and why), or undone by someone after it — another mutating webhook that strips fields
  * it does not know (`restartPolicy` of init containers, restart rules, stop signals), or an API
  * server whose feature gate is off.

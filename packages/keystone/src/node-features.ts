@@ -1,5 +1,5 @@
 /**
- * What the nodes that may run a pod support, as they declare it (DESIGN 3.8).
+ * What the nodes that may run a pod support, as they declare it.
  *
  * Guarantees:
  * - the candidate nodes of a pod are the node it is bound to (`spec.nodeName`), else every node

@@ -1,5 +1,5 @@
 /**
- * What the keystone controller writes (DESIGN 3.5): pod conditions and Events.
+ * What the keystone controller writes: pod conditions and Events.
  *
  * Guarantees:
  * - conditions are the progress record: `KeystoneFinished` and `SidecarsStopped` tell a
@@ -25,14 +25,14 @@ import type { InvalidAnnotationError } from '@podlife/core';
 import type { Decision, StopDecision } from './decision.js';
 import type { ActionReport, ActResult } from './strategies/act.js';
 
-/** The pod conditions keystone writes (DESIGN 3.5). */
+/** The pod conditions keystone writes. */
 export const ConditionType = {
   KeystoneFinished: 'podlife.dev/KeystoneFinished',
   SidecarsStopped: 'podlife.dev/SidecarsStopped',
   LifecycleValid: 'podlife.dev/LifecycleValid',
 } as const;
 
-/** The reasons of the Events keystone records (DESIGN 3.5). */
+/** The reasons of the Events keystone records. */
 export const EventReason = {
   KeystoneFinished: 'KeystoneFinished',
   StoppingContainer: 'StoppingContainer',
@@ -244,7 +244,7 @@ export interface SidecarExit {
   readonly exitCode: number | undefined;
 }
 
-/** The remedies named whenever a sidecar's exit code would fail the pod (DESIGN 3.4). */
+/** The remedies named whenever a sidecar's exit code would fail the pod. */
 export function sidecarExitRemedies(container: string): string {
   return (
     `remedies: let the webhook convert sidecars to native ones (${'podlife.dev/native-sidecars'}: "true", kubelet >= 1.29), ` +
@@ -413,7 +413,7 @@ function stopMethod(report: ActionReport & { kind: 'stop-issued' }): string {
   return report.method === 'ephemeral' ? report.detail.replace(/ \(.*$/s, '') : report.method;
 }
 
-/** Says how late a stop goes out and what that leaves of the budget (DESIGN 3.2). */
+/** Says how late a stop goes out and what that leaves of the budget. */
 function lateNote(late: StopDecision['late']): string {
   if (!late) return '';
   const left = late.remainingMs > 0 ? `${seconds(late.remainingMs)} of the budget left for ${late.stagesLeft} stage(s)` : 'nothing left of the budget';

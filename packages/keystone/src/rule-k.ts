@@ -1,5 +1,5 @@
 /**
- * Rule K (DESIGN 3.2): the first keystone container to end stops every other container — the
+ * Rule K: the first keystone container to end stops every other container — the
  * other mains together, then each sidecar alone in reverse spec order — or ends the pod as its
  * `on-keystone-exit` and `completion` say.
  *

@@ -1,5 +1,5 @@
 /**
- * Rule S (DESIGN 3.3): once every main container has finished, the sidecars stop, one at a time
+ * Rule S: once every main container has finished, the sidecars stop, one at a time
  * in reverse spec order — or, with `completion: phase`, the pod's result is recorded and the
  * kubelet ends them.
  *

@@ -1,6 +1,6 @@
 /**
- * Pods with lifecycle annotations but without the label `podlife.dev/managed: "true"` (DESIGN
- * 3.7): a controller that watches only labelled pods never acts on them, so they are counted,
+ * Pods with lifecycle annotations but without the label `podlife.dev/managed: "true"`: a controller
+ * that watches only labelled pods never acts on them, so they are counted,
  * never silently ignored. The gauge `podlife_unlabelled_annotated_pods`:
  *
  * - watching every pod, it counts them in the pod cache at each scrape;

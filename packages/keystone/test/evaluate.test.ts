@@ -336,7 +336,7 @@ describe('evaluatePod', () => {
     });
   });
 
-  describe('SidecarExitedNonZero (DESIGN 3.4)', () => {
+  describe('SidecarExitedNonZero', () => {
     it('warns, naming the remedies, when a sidecar exit code fails the pod under Never', () => {
       const d = run({ pod: pod().container('app').sidecar('proxy').finished('app', 0).finished('proxy', 143) });
       const update = d.updates.find((u) => u.condition.type === 'podlife.dev/SidecarsStopped');

@@ -16,7 +16,7 @@ async function collect(items: AsyncIterable<{ metadata?: V1ObjectMeta }>): Promi
   return names;
 }
 
-describe('listUnlabelledAnnotated: the annotated pods a managed-only controller does not see (DESIGN 3.7)', () => {
+describe('listUnlabelledAnnotated: the annotated pods a managed-only controller does not see', () => {
   it('asks for metadata only, filtered by the server on the label, page after page until no continue token', async () => {
     const asked: RequestOptions[] = [];
     const pages: Record<string, unknown> = {

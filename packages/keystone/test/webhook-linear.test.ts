@@ -5,7 +5,7 @@ import { describe, it } from 'mocha';
 import { lifecycleMutator, type JsonPatchOp, type MutateResult } from '../src/index.js';
 
 /**
- * The webhook's conversion is linear in the pod's containers (DESIGN 7: work linear in the pod's
+ * The webhook's conversion is linear in the pod's containers (work linear in the pod's
  * size). Time per container is compared across 1,000 to 40,000 converted sidecars, half of them
  * given a stop signal: a scan of a list per converted container made the 40,000-sidecar review
  * take seconds (30-40x the time per container of a 1,000-sidecar one), where a linear one stays

@@ -2,7 +2,7 @@
  * The names node-readiness writes and reads: the rule API group, the taint prefix it may manage,
  * and the node annotations that carry its state across controller restarts.
  *
- * Guarantees: these strings are the public contract (DESIGN.md section 6); nothing else in the
+ * Guarantees: these strings are the public contract; nothing else in the
  * package spells them out.
  */
 export const RuleGroup = 'readiness.podlife.dev';

@@ -18,7 +18,7 @@
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { containerRestartPolicy, restartsAfter } from './crash-loop.js';
 
-/** The keystone contract's role keys (DESIGN 2), read only. */
+/** The keystone contract's role keys, read only. */
 const ROLE_KEYS = ['role.podlife.dev/', 'sidecars.alpha.kubernetes.io/'] as const;
 
 /** succeeded or failed (final: the kubelet will not restart the containers that decided), or running. */

@@ -13,7 +13,7 @@ const annotated = <T extends { build(): import('@kubernetes/client-node').V1Pod 
 };
 const byType = (p: import('@kubernetes/client-node').V1Pod) => Object.fromEntries(networkConditions(p).map((c) => [c.type, c]));
 
-describe('network conditions (DESIGN 5)', () => {
+describe('network conditions', () => {
   it('applies to pods annotated podlife.dev/network-conditions: "true" only', () => {
     assert.equal(wantsNetworkConditions(annotated(startedPod())), true);
     assert.equal(wantsNetworkConditions(annotated(startedPod(), 'yes')), false);

@@ -1,6 +1,6 @@
 /**
  * `podlife explain --unlabelled [-n ns | -A]`: every pod with podlife lifecycle annotations but not
- * the label `podlife.dev/managed: "true"` (DESIGN 3.7), which a controller run with
+ * the label `podlife.dev/managed: "true"`, which a controller run with
  * --managed-pods-only does not see, and the kubectl commands that label them.
  *
  * Guarantees:

@@ -9,8 +9,8 @@
  * - every field has a default, so an empty file (or none) is a valid configuration.
  *
  * Why these settings live here and not in pod annotations: annotations are written by anyone who
- * can create a pod, so they may only *name* a command (`exec:<name>`) and never choose an image
- * (DESIGN 7). The file is mounted from a ConfigMap the admin controls.
+ * can create a pod, so they may only *name* a command (`exec:<name>`) and never choose an image.
+ * The file is mounted from a ConfigMap the admin controls.
  */
 import type { V1SecurityContext } from '@kubernetes/client-node';
 import { dns1123LabelProblem } from '@podlife/core';
@@ -18,7 +18,7 @@ import { restrictedStopContext } from '@podlife/keystone';
 import { ClusterGuardrailBounds, ClusterGuardrailDefaults, type ClusterGuardrails } from '@podlife/node-readiness';
 import { parseDocument } from 'yaml';
 
-/** How sidecars are stopped when the kubelet does not own them (DESIGN 3.3). */
+/** How sidecars are stopped when the kubelet does not own them. */
 export type StopStrategy = 'auto' | 'exec' | 'ephemeral';
 export const stopStrategies: readonly StopStrategy[] = ['auto', 'exec', 'ephemeral'];
 
@@ -41,7 +41,7 @@ export interface ControllerConfig {
   defaultStrategy: StopStrategy;
   /** Namespaces to act in; empty means every namespace. */
   namespaces: string[];
-  /** List and watch only pods labelled `podlife.dev/managed: "true"` (DESIGN 3.7); default false. */
+  /** List and watch only pods labelled `podlife.dev/managed: "true"`; default false. */
   managedPodsOnly?: boolean;
   /**
    * The cluster runs ContainerStopSignals (API servers and kubelets; alpha and off by default

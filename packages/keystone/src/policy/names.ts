@@ -1,5 +1,5 @@
 /**
- * The names of the LifecyclePolicy API (DESIGN 3.9, ADR 0268): its group, kind and resource, the
+ * The names of the LifecyclePolicy API (ADR 0268): its group, kind and resource, the
  * annotations the webhook writes when a policy applies, and the namespace label that sends a
  * namespace's pods to the webhook.
  */

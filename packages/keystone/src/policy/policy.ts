@@ -1,5 +1,5 @@
 /**
- * The LifecyclePolicy object (DESIGN 3.9, ADR 0268): its spec, the checks the CRD cannot make,
+ * The LifecyclePolicy object (ADR 0268): its spec, the checks the CRD cannot make,
  * and the compiled form the webhook matches pods against.
  *
  * Guarantees:

@@ -1,6 +1,6 @@
 /**
  * What a sidecar's stop spec becomes when it turns into a native sidecar, whose stop is the
- * kubelet's (DESIGN 3.8, docs/adr/0211): a conversion never silently drops the stop spec.
+ * kubelet's (docs/adr/0211): a conversion never silently drops the stop spec.
  *
  * Guarantees:
  * - `signal:TERM` needs nothing: the kubelet stops a container with the runtime's stop signal,

@@ -1,5 +1,5 @@
 /**
- * RFC 6902 builders for injector webhooks (DESIGN 3.6): mark a container's role, set its
+ * RFC 6902 builders for injector webhooks: mark a container's role, set its
  * stop spec, convert sidecars to native sidecars.
  *
  * Guarantees:
