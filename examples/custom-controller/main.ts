@@ -15,8 +15,8 @@ const kubeConfig = new KubeConfig();
 kubeConfig.loadFromDefault();
 const manager = new Manager({ client: await KubeClient.fromKubeConfig(kubeConfig), logger: createLogger('my-controller'), healthPort: port, metricsPort: port, handleSignals: true });
 // The factory adds the controller to the manager (and returns it): no manager.add.
+// Stops over pods/exec reach the manager's client's own server with its credentials (exec: false turns that off).
 keystoneController(manager, {
-  kubeConfig, // enables the exec strategy
   config: { keystoneLimit: 2, execCommands: { drain: ['/app/drain', '--now'] }, namespaces: ['batch'] },
 });
 // ...add your own controllers to the same manager here...

@@ -25,8 +25,9 @@ export async function startPodlife(cp: ControlPlane, where: { real: boolean; sto
     flags: parsed.flags,
     config,
     client: cp.client,
-    // pods/exec needs the KubeConfig's credentials; without it stops use ephemeral containers only.
-    ...(where.real ? { kubeConfig: cp.kubeConfig } : {}),
+    // On the real node stops go over pods/exec with the client's own credentials; the simulated
+    // kubelet cannot exec, so there they use ephemeral containers only.
+    ...(where.real ? {} : { kubeConfig: false as const }),
     logger: createLogger('podlife-controller', { level: 'warn' }),
     bindAddress: '127.0.0.1',
   });
