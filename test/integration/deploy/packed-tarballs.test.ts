@@ -163,6 +163,17 @@ describe('packed tarballs, installed with npm outside the workspace', function (
         assert.deepEqual(broken, []);
       });
 
+      it(`@podlife/${pkg}: the annotation contract ships with it when its README points at it`, () => {
+        const readme = readFileSync(join(consumer.installed(pkg), 'README.md'), 'utf8');
+        const copy = join(consumer.installed(pkg), 'annotations.md');
+        if (!readme.includes('docs/annotations.md')) return assert.equal(existsSync(copy), false, 'a copy nothing points at');
+        const shipped = readFileSync(copy, 'utf8');
+        // The repository's document, with its links to other files made absolute (checked above).
+        const headings = readFileSync(join(ROOT, 'docs', 'annotations.md'), 'utf8').split('\n').filter((l) => l.startsWith('#'));
+        assert.deepEqual(headings.filter((h) => !shipped.includes(`\n${h}\n`)), [], 'every section of the contract');
+        assert.ok(existsSync(join(ROOT, 'packages', pkg, 'package.json')) && !existsSync(join(ROOT, 'packages', pkg, 'annotations.md')), 'the copy is removed after packing');
+      });
+
       it(`@podlife/${pkg}: tests stay out of the tarball`, () => {
         assert.deepEqual(filesUnder(consumer.installed(pkg)).filter((f) => /(^|\/)test\/|\.test\.ts$/.test(f)), []);
       });
