@@ -49,7 +49,7 @@ const SECONDS = arg('seconds', 60);
 const ROUND_SECONDS = arg('round-seconds', 2);
 /** Also drive a second empty route: the floor against itself (an A/A control, no target). */
 const FLOOR_TWICE = process.argv.includes('--floor-twice');
-/** Lifecycle policies installed (DESIGN 10 holds /mutate-pods to the same target with 20). */
+/** Lifecycle policies installed (/mutate-pods keeps the same target with 20 installed). */
 const POLICIES = arg('policies', 0);
 const WHAT = POLICIES > 0 ? `webhook /mutate-pods with ${POLICIES} lifecycle policies` : 'webhook /mutate-pods';
 /** DESIGN 10: p99 <= 1.2x the empty route's p99, and < 5 ms. */
