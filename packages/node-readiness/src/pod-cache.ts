@@ -72,6 +72,11 @@ export class PodCache implements PodLookup {
     return [...keys].map((k) => w.pods.store.get(k)).filter((p): p is V1Pod => p !== undefined);
   }
 
+  namespaceListed(namespace: string): boolean {
+    const w = this.watched.get(namespace);
+    return w !== undefined && w.pods.hasSynced() && w.daemonSets.hasSynced();
+  }
+
   daemonSetExists(namespace: string, name: string): boolean | undefined {
     const w = this.watched.get(namespace);
     if (!w?.daemonSets.hasSynced()) return undefined;

@@ -29,6 +29,8 @@ export interface PodLookup {
   daemonSetExists(namespace: string, name: string): boolean | undefined;
   /** False while the pods are still being listed: gates must not be decided yet. */
   synced?(): boolean;
+  /** False while the pods of `namespace` have not been listed once (e.g. the list is forbidden). */
+  namespaceListed?(namespace: string): boolean;
 }
 
 /** "DaemonSet kube-system/cilium" or "pod with labels app=x in kube-system". */
@@ -88,6 +90,9 @@ export function observePodCondition(
   if (!lookup) return missing('PodsNotRead', `pods are not read here, so ${source} cannot be judged`);
   if (want.pod.daemonSet !== undefined && lookup.daemonSetExists(want.pod.namespace, want.pod.daemonSet) === false) {
     return missing('DaemonSetNotFound', `${source} does not exist`);
+  }
+  if (lookup.namespaceListed?.(want.pod.namespace) === false) {
+    return missing('PodsNotListed', `the pods of namespace ${want.pod.namespace} are not listed yet (listing them needs the Role readinessPodNamespaces grants there), so ${source} cannot be judged`);
   }
   const pod = podsFor(want.pod, lookup.podsOn(node, want.pod.namespace))[0];
   if (!pod) return missing('NoPod', `no pod of ${source} on this node yet`);

@@ -43,6 +43,14 @@ describe('pod conditions: readiness from the pod of a DaemonSet on the node', ()
     assert.equal(d.changes[0]?.satisfiedSinceMs, T0 - 2000);
   });
 
+  it('pods of a namespace the controller could not list hold the taint, naming the Role that lets it', () => {
+    const unlisted = { podsOn: () => [], daemonSetExists: () => undefined, namespaceListed: (ns: string) => ns !== 'kube-system' };
+    const d = evaluateNode(workerNode().taint(CNI).build(), [cniRule()], T0, { pods: unlisted });
+    assert.deepEqual(d.changes.map((c) => c.op), ['adopt']);
+    assert.equal(d.gates[0]?.holding, true);
+    assert.match(d.gates[0]?.message ?? '', /pods of namespace kube-system are not listed yet \(listing them needs the Role readinessPodNamespaces grants there\)/);
+  });
+
   it('the pod not Ready holds the taint, naming the pod and why', () => {
     const d = evaluateNode(workerNode().taint(CNI).build(), [cniRule()], T0, { pods: pods(agentPod({ ready: false, waiting: 'CrashLoopBackOff' })) });
     assert.deepEqual(d.changes.map((c) => c.op), ['adopt']);

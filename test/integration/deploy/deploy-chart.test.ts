@@ -81,6 +81,7 @@ describe('Helm chart deploy/helm/podlife (real helm, real API server)', function
 
   const plain = (o: DeployOptions): Manifest[] =>
     deployFiles(o)
+      .filter((f) => f.optIn !== true)
       .flatMap((f) => f.manifests as Manifest[])
       .filter((m) => !(CHART_DIFFERENCES.plainOnly as readonly string[]).includes(m.kind));
 
@@ -141,6 +142,7 @@ describe('Helm chart deploy/helm/podlife (real helm, real API server)', function
       apiServerCidrs: ['192.0.2.10/32', '198.51.100.0/24'],
       metricsFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } }, podSelector: { matchLabels: { app: 'prometheus' } } }],
       readinessTaints: ['readiness.k8s.io/cni', 'readiness.k8s.io/gpu'],
+      readinessPodNamespaces: ['kube-system', 'gpu-operator'],
       nodeSelector: { pool: 'system' },
     };
     const chart = template([
@@ -153,6 +155,7 @@ describe('Helm chart deploy/helm/podlife (real helm, real API server)', function
       'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=monitoring',
       'networkPolicy.metricsFrom[0].podSelector.matchLabels.app=prometheus',
       'readinessTaints={readiness.k8s.io/cni,readiness.k8s.io/gpu}',
+      'readinessPodNamespaces={kube-system,gpu-operator}',
       'nodeSelector.pool=system',
     ]);
     assertSameObjects(chart, [...plain(o), ...(certManagerManifests(o) as Manifest[])]);

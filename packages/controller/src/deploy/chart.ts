@@ -119,6 +119,12 @@ function rbacTemplate(): string {
       ],
     });
   }
+  // Pod conditions of node readiness rules: a Role in each namespace the admin lists.
+  const podReaders = rbacManifests({ ...base, controllers: ['node-readiness'], readinessPodNamespaces: [NS_ITEM] }).filter((m) => m.metadata.name === 'podlife-node-readiness-pods');
+  parts.push({
+    when: 'has "node-readiness" .Values.controllers',
+    docs: [{ each: '.Values.readinessPodNamespaces', as: '$ns', docs: podReaders.map((m) => ({ doc: tree(m) })) }],
+  });
   for (const m of all.filter((x) => x.metadata.name === 'podlife-leader-election')) parts.push({ doc: tree(m) });
   return renderTemplate(header('ServiceAccount, one least-privilege ClusterRole per enabled controller (Roles per namespace when scoped), the leader-election Role.'), parts);
 }
@@ -370,6 +376,7 @@ function valuesYaml(): string {
     section('More environment variables for the controller container (name and value), e.g. a proxy\nsetting or KUBERNETES_SERVICE_HOST where the API server is not reached through its Service.', { extraEnv: [] }),
     section('The controller configuration file: named exec commands, ephemeral-container image, keystone\nlimit, default strategy, node-readiness\'s cluster-wide taint limits. Only the cluster admin\nchooses these; pods can only name them.', { config: exampleConfig }),
     section('The control plane and, for 5 minutes, a node gone not-ready or unreachable; never every taint, so\npools set apart for untrusted workloads stay out of the controller\'s reach (docs/adr/0257).', { tolerations: deployment.spec.template.spec.tolerations }),
+    section('Namespaces whose pods and DaemonSets node readiness rules may wait on (a rule\'s pod condition):\na Role in each lets the controller list and watch them, and nothing outside them (docs/adr/0273).\nEmpty: a pod condition cannot be read, holds its taint and says so.', { readinessPodNamespaces: [...o.readinessPodNamespaces] }),
     section('The taint keys of your NodeReadinessRules (readiness.k8s.io/...): each tolerated with any effect, so the\ncontroller runs on nodes that still carry them (it removes them). List every rule\'s key: on a cluster where\nevery node starts tainted and no control-plane node takes pods, the controller has nowhere else to run.', { readinessTaints: [...o.readinessTaints] }),
     section('Where the controller runs (node placement), e.g. a pool for cluster services.', { nodeSelector: { ...o.nodeSelector }, affinity: {} }),
     section('create: false uses an existing class by name (e.g. system-cluster-critical).', { priorityClass: { create: true, name: pc.metadata.name, value: pc.value } }),
@@ -415,6 +422,7 @@ function valuesSchema(): string {
       },
       config: { type: 'string' },
       tolerations: { type: 'array', items: { type: 'object' } },
+      readinessPodNamespaces: { type: 'array', uniqueItems: true, items: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 } },
       readinessTaints: { type: 'array', uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 316 } },
       nodeSelector: { type: 'object', additionalProperties: str },
       affinity: { type: 'object' },

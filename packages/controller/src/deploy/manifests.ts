@@ -20,7 +20,7 @@
 import { nodeWebhookManifests } from './node-webhook.js';
 import { stringify } from 'yaml';
 import { PolicyNamespaceLabel, WEBHOOK_OPT_IN_LABEL, WEBHOOK_OPT_IN_VALUE } from '@podlife/keystone';
-import { SYSTEM_NAMESPACES, controllerPermissions, leaderElectionRules, type PolicyRule } from '../rbac/rules.js';
+import { SYSTEM_NAMESPACES, controllerPermissions, leaderElectionRules, readinessPodRules, type PolicyRule } from '../rbac/rules.js';
 import type { ControllerName } from '../options/flags.js';
 
 /** A Kubernetes object as a manifest. */
@@ -55,6 +55,12 @@ export interface DeployOptions {
    * selector). Empty: nothing reaches it.
    */
   metricsFrom: readonly NetworkPolicyPeer[];
+  /**
+   * Namespaces whose pods and DaemonSets node readiness rules may wait on (a rule's `pod`
+   * condition, docs/adr/0273): a Role in each lets the controller list and watch them. Empty: a
+   * pod condition cannot be read, holds its taint and says so.
+   */
+  readinessPodNamespaces: readonly string[];
   /**
    * Taint keys of the node readiness rules (`readiness.k8s.io/...`): tolerated with any effect,
    * so the controller can run on nodes that still carry them (it is the one that removes them).
@@ -138,6 +144,7 @@ export const defaultDeployOptions: DeployOptions = {
   priority: 1_000_000_000,
   size: 'medium',
   metricsFrom: [],
+  readinessPodNamespaces: [],
   readinessTaints: [],
   nodeSelector: {},
 };
@@ -204,6 +211,13 @@ export function rbacManifests(o: DeployOptions): KubeManifest[] {
           subjects: subject,
         });
       }
+    }
+  }
+  if (o.controllers.includes('node-readiness')) {
+    const name = 'podlife-node-readiness-pods';
+    for (const ns of o.readinessPodNamespaces) {
+      out.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace: ns, labels: APP_LABELS }, rules: [...readinessPodRules] });
+      out.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace: ns, labels: APP_LABELS }, roleRef: roleRef('Role', name), subjects: subject });
     }
   }
   const leader = 'podlife-leader-election';
@@ -524,6 +538,8 @@ export interface DeployFile {
   name: string;
   manifests: KubeManifest[];
   comment: string;
+  /** Not in kustomization.yaml nor in the chart's defaults: installing it is the admin's choice. */
+  optIn?: true;
 }
 
 /** The files under deploy/, in apply order. */
@@ -555,6 +571,7 @@ export function deployFiles(o: DeployOptions = defaultDeployOptions): DeployFile
     },
     {
       name: 'node-webhook.yaml',
+      optIn: true,
       comment: 'Opt-in, not in kustomization.yaml: readiness taints added to a node as it registers (Node CREATE), for pools whose kubelet flags cannot be set; fails open, skips control-plane nodes (docs/adr/0274).',
       manifests: nodeWebhookManifests(o),
     },

@@ -69,15 +69,22 @@ export const controllerPermissions: Readonly<Record<ControllerName, ControllerPe
       // Finalizers and status are JSON/merge patches; nothing is ever updated whole.
       { apiGroups: ['readiness.podlife.dev'], resources: ['nodereadinessrules'], verbs: ['get', 'list', 'watch', 'patch'] },
       { apiGroups: ['readiness.podlife.dev'], resources: ['nodereadinessrules/status'], verbs: ['patch'] },
-      // Pod conditions (docs/adr/0273): read only, and listed only while a rule names a namespace.
-      { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
-      { apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['list', 'watch'] },
       // Node Events live in the default namespace; rule Events in none: cluster-wide create.
       eventWrite,
     ],
     namespaced: [],
   },
 };
+
+/**
+ * What a rule's pod condition reads (docs/adr/0273): the pods and DaemonSets of the namespaces
+ * the admin lists (`readinessPodNamespaces`), through a Role in each, never cluster-wide: a
+ * controller scoped to some namespaces reads no pod outside them unless the admin says so.
+ */
+export const readinessPodRules: readonly PolicyRule[] = [
+  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
+  { apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['list', 'watch'] },
+];
 
 /** Leader election: a Role in the controller's own namespace, on its one Lease. */
 export function leaderElectionRules(leaseName: string): PolicyRule[] {
