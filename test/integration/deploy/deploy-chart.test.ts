@@ -116,7 +116,7 @@ describe('Helm chart deploy/helm/podlife (real helm, real API server)', function
       if (m.kind !== 'MutatingWebhookConfiguration') return m;
       const copy = structuredClone(m) as Manifest & { webhooks: { clientConfig: Record<string, unknown> }[] };
       delete copy.metadata.annotations; // cert-manager's CA injection: not used with the chart's own pair
-      copy.webhooks[0]!.clientConfig.caBundle = caBundle;
+      for (const w of copy.webhooks) w.clientConfig.caBundle = caBundle; // every entry (opted-in pods, policy namespaces) trusts the same CA
       return copy;
     });
     assertSameObjects(chart.filter((m) => m.kind !== 'Secret'), expected);
