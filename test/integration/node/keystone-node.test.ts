@@ -178,13 +178,15 @@ describe('keystone on a real node (kubelet, containerd, runc)', function () {
   /** Waits until runc runs none of these containers (and, with `removed`, containerd has none of them); returns when. */
   async function goneFromNode(ids: readonly string[], opts: { removed?: boolean; timeoutMs?: number } = {}): Promise<number> {
     assert.ok(ids.length > 0, 'container ids to follow');
+    // Removal waits for the kubelet's container GC of deleted pods, which runs once a minute: on a
+    // loaded node it can come just past a minute after the deletion.
     await waitFor(`containers ${ids.map((i) => i.slice(0, 8)).join(', ')} gone from the node`, async () => {
       const running = new Set(node.runningContainerIds());
       if (ids.some((id) => running.has(id))) return false;
       if (!opts.removed) return true;
       const known = new Set(node.containerIds());
       return ids.every((id) => !known.has(id));
-    }, { timeoutMs: opts.timeoutMs ?? 60_000, intervalMs: 100 });
+    }, { timeoutMs: opts.timeoutMs ?? (opts.removed ? 120_000 : 60_000), intervalMs: 100 });
     return Date.now();
   }
 
