@@ -27,7 +27,7 @@ export { COMPLETION, NATIVE_SIDECARS, ON_KEYSTONE_EXIT, nativeKey, roleAnnotatio
 export type { Role } from './keys.js';
 export { manifestPath } from './manifests.js';
 export type { ManifestRef } from './manifests.js';
-export { conditionOf, firstSeen, getNode, hasTaint, installRuleCrd, nodeCondition, nodePath, setNodeConditions } from './node-readiness.js';
+export { conditionOf, firstSeen, getNode, hasTaint, installNrcStandInCrd, installRuleCrd, nodeCondition, nodePath, setNodeConditions } from './node-readiness.js';
 export type { Sighting, Watching } from './node-readiness.js';
 
 // podlife itself: the controller's flags in-process, its webhook on this host, its CLI as a process.

@@ -5,7 +5,7 @@
  *
  * Guarantees:
  * - `installRuleCrd` resolves only once rules can be listed (the CRD is Established and discovery
- *   has caught up), and tolerates a CRD another suite installed;
+ *   has caught up), and tolerates a CRD another suite installed; so does `installNrcStandInCrd`;
  * - `setNodeConditions` is a strategic-merge patch of nodes/status: conditions merge by type, so
  *   the kubelet's own conditions and ours coexist, as they do with any node agent;
  * - `firstSeen` reports the client's clock when the watch delivered the first version for which
@@ -16,7 +16,7 @@
 import type { V1Node, V1NodeCondition } from '@kubernetes/client-node';
 import { ApiError, ContentType, lines, resourcePath } from '@podlife/core';
 import type { KubeClient, KubeObject } from '@podlife/core';
-import { nodeReadinessRuleCrd, rulePath } from '@podlife/node-readiness';
+import { NrcGroup, NrcResource, NrcVersion, nodeReadinessRuleCrd, rulePath } from '@podlife/node-readiness';
 import { waitFor } from './wait.js';
 
 export const nodePath = (name?: string, sub?: string): string =>
@@ -35,6 +35,34 @@ export async function installRuleCrd(client: KubeClient): Promise<void> {
   });
   // Discovery of a new CRD lags its Established condition by a moment.
   await waitFor('rules listable', async () => client.get(rulePath()).then(() => true, () => false));
+}
+
+/**
+ * A stand-in for node-readiness-controller's CRD: its group, names and status subresource; spec
+ * and status keep whatever they are given, as a newer NRC's schema keeps a field podlife does not
+ * know. Installed once rules of it can be listed.
+ */
+export async function installNrcStandInCrd(client: KubeClient): Promise<void> {
+  const crds = resourcePath({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' });
+  const kept = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+  const crd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${NrcResource}.${NrcGroup}` },
+    spec: {
+      group: NrcGroup,
+      scope: 'Cluster',
+      names: { plural: NrcResource, singular: 'nodereadinessrule', kind: 'NodeReadinessRule', listKind: 'NodeReadinessRuleList' },
+      versions: [{ name: NrcVersion, served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', properties: { spec: kept, status: kept } } } }],
+    },
+  };
+  try {
+    await client.create(crds, crd);
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status === 409)) throw err;
+  }
+  const rules = resourcePath({ group: NrcGroup, version: NrcVersion, resource: NrcResource });
+  await waitFor('NRC rules listable', async () => client.get(rules).then(() => true, () => false));
 }
 
 /** A node condition as an agent reports it; both times default to now. */

@@ -23,43 +23,10 @@ import type { KubeClient } from '@podlife/core';
 import type { LocalWebhook } from '@podlife/testbed';
 import { NrcFinalizer, NrcGroup, NrcResource, NrcVersion, explainNode, nodeReadinessController, nodeReadinessRule, rulePath } from '@podlife/node-readiness';
 import type { NodeReadinessRule, NrcRule } from '@podlife/node-readiness';
-import { createNamespace, localWebhook, getNode, hasTaint, installRuleCrd, nodeCondition, nodePath, podlife, retry, setNodeConditions, sharedControlPlane, waitFor } from '@podlife/testbed';
+import { createNamespace, installNrcStandInCrd, localWebhook, getNode, hasTaint, installRuleCrd, nodeCondition, nodePath, podlife, retry, setNodeConditions, sharedControlPlane, waitFor } from '@podlife/testbed';
 import { parseAllDocuments } from 'yaml';
 
 const nrcPath = (name?: string): string => resourcePath({ group: NrcGroup, version: NrcVersion, resource: NrcResource, ...(name ? { name } : {}) });
-const crds = resourcePath({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' });
-
-/**
- * A stand-in for NRC's CRD: its group, names and status subresource; the spec keeps whatever it is
- * given, as a newer NRC's schema would keep a field podlife does not know.
- */
-const nrcCrd = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `${NrcResource}.${NrcGroup}` },
-  spec: {
-    group: NrcGroup,
-    scope: 'Cluster',
-    names: { plural: NrcResource, singular: 'nodereadinessrule', kind: 'NodeReadinessRule', listKind: 'NodeReadinessRuleList' },
-    versions: [
-      {
-        name: NrcVersion,
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-              status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-            },
-          },
-        },
-      },
-    ],
-  },
-};
 
 const examples = (suffix: string): NrcRule[] =>
   parseAllDocuments(readFileSync(new URL('../../../packages/node-readiness/test/nrc-examples.yaml', import.meta.url), 'utf8')).map((d) => {
@@ -86,10 +53,7 @@ describe('node readiness: taking over from node-readiness-controller, and readin
     client = cp.client;
     kubeconfig = cp.kubeconfigPath;
     await installRuleCrd(client);
-    await client.create(crds, nrcCrd).catch((err: { status?: number }) => {
-      if (err.status !== 409) throw err;
-    });
-    await waitFor('NRC rules listable', async () => client.get(nrcPath()).then(() => true, () => false));
+    await installNrcStandInCrd(client);
     manager = new Manager({ client });
     nodeReadinessController(manager, { statusResyncMs: 300 });
     await manager.start();

@@ -23,25 +23,12 @@ import { ContentType, resourcePath, silentLogger } from '@podlife/core';
 import type { KubeClient } from '@podlife/core';
 import { NrcFinalizer, NrcGroup, NrcResource, NrcVersion, nodeReadinessRule, rulePath } from '@podlife/node-readiness';
 import type { NodeReadinessRule, NrcRule } from '@podlife/node-readiness';
-import { createNamespace, getNode, hasTaint, installRuleCrd, localWebhook, nodeCondition, nodePath, podlife, sharedRealCluster, setNodeConditions, startNode, waitFor } from '@podlife/testbed';
+import { createNamespace, getNode, hasTaint, installNrcStandInCrd, installRuleCrd, localWebhook, nodeCondition, nodePath, podlife, sharedRealCluster, setNodeConditions, startNode, waitFor } from '@podlife/testbed';
 import type { ControlPlane, LocalWebhook, RealNode } from '@podlife/testbed';
 import { parseAllDocuments } from 'yaml';
 
 const CONFIGS = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
 const nrcPath = (name?: string): string => resourcePath({ group: NrcGroup, version: NrcVersion, resource: NrcResource, ...(name ? { name } : {}) });
-/** A stand-in for NRC's CRD (group, names, status subresource); the spec is kept as given. */
-const nrcCrd = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `${NrcResource}.${NrcGroup}` },
-  spec: {
-    group: NrcGroup,
-    scope: 'Cluster',
-    names: { plural: NrcResource, singular: 'nodereadinessrule', kind: 'NodeReadinessRule', listKind: 'NodeReadinessRuleList' },
-    versions: [{ name: NrcVersion, served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } } }],
-  },
-};
-
 describe('node readiness on real kubelets: NRC taken over, the Node webhook, a DaemonSet pod as the condition', function () {
   this.timeout(180_000);
   const suffix = randomBytes(3).toString('hex');
@@ -58,10 +45,7 @@ describe('node readiness on real kubelets: NRC taken over, the Node webhook, a D
     ({ cp, node: shared } = await sharedRealCluster());
     client = cp.client;
     await installRuleCrd(client);
-    await client.create(resourcePath({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' }), nrcCrd).catch((err: { status?: number }) => {
-      if (err.status !== 409) throw err;
-    });
-    await waitFor('NRC rules listable', async () => client.get(nrcPath()).then(() => true, () => false));
+    await installNrcStandInCrd(client);
     hook = await localWebhook(client, `podlife-nodes-${suffix}`);
     const parsed = parseFlags(['--controllers=node-readiness', '--metrics-port=0', '--health-port=0', '--log-level=warn', '--webhook-port=1', `--tls-cert-file=${hook.certFile}`, `--tls-key-file=${hook.keyFile}`]);
     if (!parsed.ok) throw new Error(parsed.problems.join('; '));
