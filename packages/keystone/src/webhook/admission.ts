@@ -25,7 +25,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { JsonPatchOp } from '@podlife/core';
 import { readLifecycle, type LifecycleOptions, type NativeRecord } from '../annotations.js';
-import { composed, managedLabelOps, nativeRecordOp, nativeSidecarPlanOf, restartInPlacePlanOf } from './patches.js';
+import { composed, managedLabelOps, nativeRecordOp, nativeSidecarPlanOf, restartInPlacePlanOf, type NativeSidecarPlan } from './patches.js';
 
 /** The request of an AdmissionReview, as much of it as podlife reads. */
 export interface AdmissionRequest {
@@ -222,24 +222,29 @@ export function lifecycleMutator(nodes: () => readonly V1Node[], options: Lifecy
     // The annotations are read once: both plans take this reading.
     const plan = { nodes: nodes(), stopSignals: options.stopSignals };
     // The restart rules address containers by their indices before the sidecars move: first.
-    const restart = restartInPlacePlanOf(pod, reading, plan);
+    const restart = reading.lifecycle.onKeystoneExit === 'RestartPod' ? restartInPlacePlanOf(pod, reading, plan) : undefined;
     const sidecars = nativeSidecarPlanOf(pod, reading, plan);
     // One list, in the order the API server applies it: rules, moves, then records and the label
-    // (each container is in one of the three record groups: a keystone is never a sidecar).
-    const ops: JsonPatchOp[] = [...restart.ops, ...sidecars.ops];
-    for (const k of restart.keystones) ops.push(nativeRecordOp(k, RECORD_RESTART));
+    // (each container is in one of the three record groups: a keystone is never a sidecar). The
+    // plans' lists are made for this call: the first one non-empty is extended in place.
+    const ops: JsonPatchOp[] = restart && restart.ops.length > 0 ? restart.ops : sidecars.ops;
+    if (ops !== sidecars.ops) for (const op of sidecars.ops) ops.push(op);
+    if (restart) for (const k of restart.keystones) ops.push(nativeRecordOp(k, RECORD_RESTART));
     // A set, not a list scan per container: the work stays linear in the pod's containers.
-    const signalled = new Set(sidecars.stopSignals);
-    for (const s of sidecars.converted) ops.push(nativeRecordOp(s, signalled.has(s) ? RECORD_SIGNALLED_SIDECAR : RECORD_SIDECAR));
-    const warnings = restart.why !== undefined ? [`podlife: ${restart.why}`] : [];
-    for (const k of sidecars.kept ?? []) {
+    const signalled = sidecars.stopSignals ? new Set(sidecars.stopSignals) : undefined;
+    for (const s of sidecars.converted) ops.push(nativeRecordOp(s, signalled?.has(s) ? RECORD_SIGNALLED_SIDECAR : RECORD_SIDECAR));
+    let warnings: string[] | undefined;
+    if (restart?.why !== undefined) warnings = [`podlife: ${restart.why}`];
+    for (const k of sidecars.kept ?? NONE_KEPT) {
       ops.push(nativeRecordOp(k.container, RECORD_UNCONVERTED));
-      warnings.push(`podlife: sidecar ${k.container} is not made native: ${k.why}; podlife stops it itself`);
+      (warnings ??= []).push(`podlife: sidecar ${k.container} is not made native: ${k.why}; podlife stops it itself`);
     }
     for (const op of label) ops.push(op);
-    return { ops, warnings };
+    return warnings ? { ops, warnings } : { ops };
   };
 }
+
+const NONE_KEPT: NonNullable<NativeSidecarPlan['kept']> = Object.freeze([]);
 
 /** The record values the mutator writes (`native.podlife.dev/<container>`), NativeRecords joined. */
 const RECORD_RESTART = recordValue(['restart-all-containers']);

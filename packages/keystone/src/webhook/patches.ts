@@ -263,36 +263,42 @@ export function nativeSidecarPlanOf(pod: V1Pod, reading: LifecycleReading, optio
   if (reading.kind === 'not-ours') return { ops: [], converted: [], why: 'no lifecycle annotations' };
   if (reading.kind === 'invalid') return { ops: [], converted: [], why: 'invalid lifecycle annotations' };
   const { lifecycle } = reading;
-  const sidecars = lifecycle.containers.filter((c) => c.role === 'sidecar');
-  if (sidecars.length === 0) return { ops: [], converted: [], why: 'no sidecars in spec.containers' };
+  const sidecars = sidecarCount(lifecycle.containers);
+  if (sidecars === 0) return { ops: [], converted: [], why: 'no sidecars in spec.containers' };
   if (lifecycle.nativeSidecarsMode === 'false') return { ops: [], converted: [], why: `${Annotation.NativeSidecars} is "false"` };
   if (lifecycle.nativeSidecarsMode === 'auto' && !nodesSupportNativeSidecars(candidateNodes(pod, options.nodes ?? []))) {
     return { ops: [], converted: [], why: 'not every node that may run the pod runs a kubelet >= 1.29' };
   }
 
   // A conversion never drops a stop spec: each sidecar moves only with a native form of it.
-  // One pass, in spec order: what moves, and what stays and why.
+  // One pass, in spec order: what moves, and what stays and why. Every admission of a pod with
+  // sidecars comes here: lists are made at their size, and the rarer ones only when needed.
   const os = pod.spec?.os?.name;
-  const stopOptions = { stopSignals: options.stopSignals === true, ...(os ? { os } : {}) };
-  const containers = pod.spec?.containers ?? [];
-  const indices: number[] = [];
-  /** Per moved container, in spec order: the stop signal it is given, if any. */
-  const signals: (string | undefined)[] = [];
-  const converted: string[] = [];
-  const signalled: string[] = [];
-  const kept: { container: string; why: string }[] = [];
-  for (const s of sidecars) {
+  const stopOptions = os ? { stopSignals: options.stopSignals === true, os } : options.stopSignals === true ? SIGNALS_ON : SIGNALS_OFF;
+  const moving = new Array<ContainerLifecycle>(sidecars);
+  const converted = new Array<string>(sidecars);
+  /** Per moved container, in spec order: the stop signal it is given, when any is. */
+  let signals: (string | undefined)[] | undefined;
+  let signalled: string[] | undefined;
+  let kept: { container: string; why: string }[] | undefined;
+  let n = 0;
+  for (const s of lifecycle.containers) {
+    if (s.role !== 'sidecar') continue;
     const native = nativeStop(s.stop, stopOptions);
     if (!native.ok) {
-      kept.push({ container: s.name, why: native.why });
+      (kept ??= []).push({ container: s.name, why: native.why });
       continue;
     }
-    indices.push(s.index);
-    signals.push(native.stopSignal);
-    converted.push(s.name);
-    if (native.stopSignal) signalled.push(s.name);
+    if (native.stopSignal) {
+      (signals ??= new Array<string | undefined>(sidecars))[n] = native.stopSignal;
+      (signalled ??= []).push(s.name);
+    }
+    moving[n] = s;
+    converted[n++] = s.name;
   }
-  if (indices.length === 0) return { ops: [], converted: [], kept, why: 'no sidecar\'s stop spec has a native form here' };
+  if (n === 0) return { ops: [], converted: [], kept: kept ?? [], why: 'no sidecar\'s stop spec has a native form here' };
+  moving.length = n;
+  converted.length = n;
 
   // The API server moves each container itself: the patch never restates one (its size does not
   // grow with the sidecar's spec, docs/adr/0251). Moved from the back, each to the front of
@@ -301,12 +307,13 @@ export function nativeSidecarPlanOf(pod: V1Pod, reading: LifecycleReading, optio
   const ops: JsonPatchOp[] = [];
   const inits = pod.spec?.initContainers;
   if (!Array.isArray(inits) || inits.length === 0) ops.push({ op: 'add', path: '/spec/initContainers', value: [] });
-  for (let i = indices.length - 1; i >= 0; i--) ops.push({ op: 'move', from: jsonPointer('spec', 'containers', indices[i] as number), path: '/spec/initContainers/0' });
-  for (let k = 0; k < indices.length; k++) {
-    ops.push({ op: 'add', path: jsonPointer('spec', 'initContainers', k, 'restartPolicy'), value: 'Always' });
-    const stopSignal = signals[k];
+  for (let i = n - 1; i >= 0; i--) ops.push({ op: 'move', from: containerPath((moving[i] as ContainerLifecycle).index), path: '/spec/initContainers/0' });
+  const containers = pod.spec?.containers ?? [];
+  for (let k = 0; k < n; k++) {
+    ops.push({ op: 'add', path: initRestartPolicyPath(k), value: 'Always' });
+    const stopSignal = signals?.[k];
     if (stopSignal === undefined) continue;
-    const lifecycle = (containers[indices[k] as number] as V1Container | undefined)?.lifecycle;
+    const lifecycle = (containers[(moving[k] as ContainerLifecycle).index] as V1Container | undefined)?.lifecycle;
     ops.push(
       isPlainObject(lifecycle)
         ? { op: 'add', path: jsonPointer('spec', 'initContainers', k, 'lifecycle', 'stopSignal'), value: stopSignal }
@@ -314,11 +321,36 @@ export function nativeSidecarPlanOf(pod: V1Pod, reading: LifecycleReading, optio
     );
   }
   // The API server accepts a stop signal only on a pod that names its OS.
-  if (signalled.length > 0 && !os) ops.push({ op: 'add', path: pod.spec?.os ? '/spec/os/name' : '/spec/os', value: pod.spec?.os ? 'linux' : { name: 'linux' } });
+  if (signalled && !os) ops.push({ op: 'add', path: pod.spec?.os ? '/spec/os/name' : '/spec/os', value: pod.spec?.os ? 'linux' : { name: 'linux' } });
   const plan: { ops: JsonPatchOp[]; converted: string[]; stopSignals?: string[]; kept?: typeof kept } = { ops, converted };
-  if (signalled.length > 0) plan.stopSignals = signalled;
-  if (kept.length > 0) plan.kept = kept;
+  if (signalled) plan.stopSignals = signalled;
+  if (kept) plan.kept = kept;
   return plan;
+}
+
+/** The stop options of a pod that does not name its OS, one per setting. */
+const SIGNALS_ON = Object.freeze({ stopSignals: true });
+const SIGNALS_OFF = Object.freeze({ stopSignals: false });
+
+function sidecarCount(containers: readonly ContainerLifecycle[]): number {
+  let count = 0;
+  for (const c of containers) if (c.role === 'sidecar') count++;
+  return count;
+}
+
+/** Pointers by index, made once: every conversion writes them, and indices are small. */
+const POINTERS_KEPT = 64;
+const CONTAINER_PATHS: string[] = [];
+const INIT_RESTART_POLICY_PATHS: string[] = [];
+
+function containerPath(i: number): string {
+  if (i >= POINTERS_KEPT) return jsonPointer('spec', 'containers', i);
+  return (CONTAINER_PATHS[i] ??= jsonPointer('spec', 'containers', i));
+}
+
+function initRestartPolicyPath(k: number): string {
+  if (k >= POINTERS_KEPT) return jsonPointer('spec', 'initContainers', k, 'restartPolicy');
+  return (INIT_RESTART_POLICY_PATHS[k] ??= jsonPointer('spec', 'initContainers', k, 'restartPolicy'));
 }
 
 function isPlainObject(v: unknown): v is object {
@@ -387,6 +419,8 @@ const NATIVE_RECORD_PATH = jsonPointer('metadata', 'annotations', Annotation.Nat
  * comma-separated NativeRecords); the pod's annotations exist (it has lifecycle annotations).
  */
 export function nativeRecordOp(container: string, value: string): JsonPatchOp {
-  // Escaping works token by token: the key's pointer is the prefix's followed by the name's.
-  return { op: 'add', path: NATIVE_RECORD_PATH + jsonPointer(container).slice(1), value };
+  // Escaping works token by token: the key's pointer is the prefix's followed by the name's. A
+  // container's name is a DNS label, with nothing to escape, unless the pod is malformed.
+  const escaped = container.indexOf('~') < 0 && container.indexOf('/') < 0 ? container : jsonPointer(container).slice(1);
+  return { op: 'add', path: NATIVE_RECORD_PATH + escaped, value };
 }
