@@ -26,7 +26,7 @@ import { StringTable } from './intern.js';
 import { silentLogger, type Logger } from './log.js';
 import { Store, adoptInto, objectKey, type KubeObject, type StoreDiff } from './store.js';
 import { sleep } from './time.js';
-import { isInitialEventsEnd, kubeListWatch, refusesStreamingList, type ListWatchTransport, type WatchEvent } from './watch.js';
+import { isInitialEventsEnd, kubeListWatch, refusesStreamingList, type KubeListWatch, type ListWatchTransport, type WatchEvent } from './watch.js';
 
 /** What an Informer lists and watches, and how it transforms and keeps the objects. */
 export interface InformerOptions<T> {
@@ -122,6 +122,8 @@ export class Informer<T extends KubeObject> extends EventEmitter<InformerEvents<
   readonly store = new Store<T>();
   readonly name: string;
   private readonly transport: ListWatchTransport<T>;
+  /** The built-in transport's paged list, object by object, where the informer built it. */
+  private readonly listEach: KubeListWatch<T>['listEach'] | undefined;
   private readonly transform: (obj: T) => T;
   private readonly strings: StringTable | undefined;
   private readonly watchdogMs: number;
@@ -142,11 +144,13 @@ export class Informer<T extends KubeObject> extends EventEmitter<InformerEvents<
     this.name = opts.name ?? opts.path;
     if (opts.transport) this.transport = opts.transport;
     else if (opts.client) {
-      this.transport = kubeListWatch<T>(opts.client, {
+      const transport = kubeListWatch<T>(opts.client, {
         path: opts.path,
         labelSelector: opts.labelSelector,
         fieldSelector: opts.fieldSelector,
       });
+      this.transport = transport;
+      this.listEach = transport.listEach;
     } else throw new Error(`informer ${this.name}: give either a client or a transport`);
     this.transform = opts.transform ?? ((obj) => obj);
     this.strings = opts.internStrings === false ? undefined : new StringTable();
@@ -271,27 +275,44 @@ export class Informer<T extends KubeObject> extends EventEmitter<InformerEvents<
   }
 
   private async relist(signal: AbortSignal): Promise<void> {
-    const { items, resourceVersion } = await this.transport.list(signal, (obj) => this.applyTransform(obj));
-    this.replaceAll(items, resourceVersion, 'list');
+    if (!this.listEach) {
+      const { items, resourceVersion } = await this.transport.list(signal, (obj) => this.applyTransform(obj));
+      return this.replaceAll(items, resourceVersion, 'list');
+    }
+    // Gathered by key as the pages arrive, as a streaming list is: a first list's map becomes the
+    // store's table, with no array of every object beside it (docs/adr/0281).
+    let pending = new Map<string, T>();
+    const resourceVersion = await this.listEach(
+      signal,
+      (obj) => {
+        const out = this.applyTransform(obj);
+        pending.set(objectKey(out), out);
+      },
+      () => (pending = new Map()),
+    );
+    this.replaceAll(pending, resourceVersion, 'list');
   }
 
   /** Makes the store hold exactly what a list or a stream read, emitting what changed. */
   private replaceAll(objects: Iterable<T> | Map<string, T>, resourceVersion: string, path: SyncPath): void {
     const adopted = objects instanceof Map && adoptInto(this.store, objects);
-    const diff: StoreDiff<T> = adopted ? { added: [...objects.values()], updated: [], deleted: [] } : this.store.replace(objects instanceof Map ? objects.values() : objects);
+    // Adopted, every object is new: its add events are read off the store's own table, not a copy of it.
+    const diff: StoreDiff<T> = adopted ? { added: [], updated: [], deleted: [] } : this.store.replace(objects instanceof Map ? objects.values() : objects);
     this.rv = resourceVersion;
     this.needList = false;
     this.lastSync = path;
+    if (adopted) for (const obj of objects.values()) this.safeEmit('add', obj);
     for (const obj of diff.added) this.safeEmit('add', obj);
     for (const { old, obj } of diff.updated) this.safeEmit('update', obj, old);
     for (const obj of diff.deleted) this.safeEmit('delete', obj);
+    const added = adopted ? objects.size : diff.added.length;
     if (!this.synced) {
       this.synced = true;
       this.log.info({ objects: this.store.size, resourceVersion, path }, 'synced');
       this.safeEmit('synced');
     } else {
       const reason = this.relistReason || 'relist';
-      this.log.info({ reason, path, added: diff.added.length, updated: diff.updated.length, deleted: diff.deleted.length }, 'relisted');
+      this.log.info({ reason, path, added, updated: diff.updated.length, deleted: diff.deleted.length }, 'relisted');
       this.safeEmit('relist', reason);
     }
     this.relistReason = '';

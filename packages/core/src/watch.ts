@@ -3,7 +3,8 @@
  *
  * Guarantees:
  * - `list` returns every object and the collection's resourceVersion, reading in pages, each
- *   page transformed before the next is asked for; when a continue token expires mid-way (410),
+ *   item of a page parsed alone as its bytes arrive and transformed before the next is parsed
+ *   (never a page's body or objects whole, docs/adr/0281); when a continue token expires mid-way (410),
  *   the pages read so far are dropped and the list starts over in pages from a fresh read, at
  *   most EXPIRED_LIST_ATTEMPTS times before the 410 is thrown — never one unpaged list, which
  *   would hold every object in full at once (docs/adr/0252);
@@ -20,6 +21,7 @@
  */
 import type { V1Status } from '@kubernetes/client-node';
 import { ApiError, isGone, type KubeClient, type Query } from './client.js';
+import { readPage, type PageFields } from './page.js';
 import type { KubeObject } from './store.js';
 
 /** The event types of a watch stream. */
@@ -84,13 +86,6 @@ export interface KubeListWatchOptions {
   pageSize?: number;
 }
 
-interface ListBody<T> {
-  apiVersion?: string;
-  kind?: string;
-  items?: T[];
-  metadata?: { resourceVersion?: string; continue?: string };
-}
-
 /**
  * Paged lists started per `list` call when continue tokens keep expiring (410): each starts at a
  * fresh read, so only a compaction during that list expires it again; past this, the 410 is the
@@ -98,43 +93,87 @@ interface ListBody<T> {
  */
 export const EXPIRED_LIST_ATTEMPTS = 3;
 
+/**
+ * The built-in transport, with what an `Informer` that built it uses besides the public interface:
+ * `listEach`, the paged list handing over each transformed object as it is read (rather than an
+ * array of them) and saying when an expired list starts over, so the informer can gather them
+ * into the table its store adopts. Internal to core.
+ */
+export interface KubeListWatch<T> extends ListWatchTransport<T> {
+  /** Each object of the collection through `each`; `startOver` when what was handed over so far is void. Resolves with the resourceVersion. */
+  listEach(signal: AbortSignal, each: (obj: T) => void, startOver: () => void): Promise<string>;
+}
+
+/** How long a list page may go without a byte from the API server. */
+const PAGE_TIMEOUT_MS = 30_000;
+
 /** The real transport: list and watch `path` through `client`. */
-export function kubeListWatch<T extends KubeObject>(client: KubeClient, opts: KubeListWatchOptions): ListWatchTransport<T> {
+export function kubeListWatch<T extends KubeObject>(client: KubeClient, opts: KubeListWatchOptions): KubeListWatch<T> {
   const selectors: Query = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
   const pageSize = opts.pageSize ?? 100;
+  const what = `listing ${opts.path}`;
 
-  async function listPaged(signal: AbortSignal, each: (obj: T) => T): Promise<ListResult<T>> {
-    const items: T[] = [];
-    let token: string | undefined;
-    for (;;) {
-      const body = await client.get<ListBody<T>>(opts.path, { ...selectors, limit: pageSize, continue: token }, signal);
+  /**
+   * One page, read item by item as its bytes arrive (`readPage`): each full object is transformed
+   * and let go before the next is parsed, so neither the page's body nor its objects are ever held
+   * whole (docs/adr/0281). Resolves with the page's metadata.
+   */
+  async function page(signal: AbortSignal, token: string | undefined, each: (obj: T) => void): Promise<{ resourceVersion?: string; continue?: string }> {
+    const res = await client.stream({ path: opts.path, query: { ...selectors, limit: pageSize, continue: token }, signal, timeoutMs: PAGE_TIMEOUT_MS });
+    // Items read before the page named its kind (no API server writes one so) wait for the end of the page.
+    const early: T[] = [];
+    const typed = (item: unknown, fields: PageFields): T => {
+      if (typeof item !== 'object' || item === null || Array.isArray(item)) throw new Error(`${what}: an item of the answer is ${JSON.stringify(item)?.slice(0, 40)}, not an object`);
+      const obj = item as T;
       // List items come without apiVersion/kind; watch events carry them. Make both look alike.
-      const kind = body.kind?.replace(/List$/, '');
-      // Each full object is let go once transformed: a scavenge during the page then copies only
-      // the ones still to come, and promotes less garbage (docs/adr/0252).
-      const page = body.items ?? [];
-      for (let i = 0; i < page.length; i++) {
-        const item = page[i] as T;
-        page[i] = undefined as unknown as T;
-        item.apiVersion ??= body.apiVersion;
-        item.kind ??= kind;
-        items.push(each(item));
+      obj.apiVersion ??= fields.apiVersion as string | undefined;
+      obj.kind ??= (fields.kind as string | undefined)?.replace(/List$/, '');
+      return obj;
+    };
+    let fields: PageFields;
+    try {
+      fields = await readPage(res, what, (item, sofar) => {
+        if (sofar.kind === undefined || sofar.apiVersion === undefined) early.push(item as T);
+        else each(typed(item, sofar));
+      });
+    } finally {
+      res.destroy();
+    }
+    for (const item of early) each(typed(item, fields));
+    const metadata = (fields.metadata ?? {}) as { resourceVersion?: string; continue?: string };
+    return metadata;
+  }
+
+  async function listPaged(signal: AbortSignal, each: (obj: T) => void): Promise<string> {
+    for (let token: string | undefined; ; ) {
+      const metadata = await page(signal, token, each);
+      token = metadata.continue || undefined;
+      if (!token) return metadata.resourceVersion ?? '';
+    }
+  }
+
+  async function listEach(signal: AbortSignal, each: (obj: T) => void, startOver: () => void): Promise<string> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await listPaged(signal, each);
+      } catch (err) {
+        // An expired continue token: the pages so far may be inconsistent with the rest.
+        if (!isGone(err) || attempt >= EXPIRED_LIST_ATTEMPTS) throw err;
+        startOver();
       }
-      token = body.metadata?.continue || undefined;
-      if (!token) return { items, resourceVersion: body.metadata?.resourceVersion ?? '' };
     }
   }
 
   return {
+    listEach,
     async list(signal, each) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await listPaged(signal, each);
-        } catch (err) {
-          // An expired continue token: the pages so far may be inconsistent with the rest.
-          if (!isGone(err) || attempt >= EXPIRED_LIST_ATTEMPTS) throw err;
-        }
-      }
+      let items: T[] = [];
+      const resourceVersion = await listEach(
+        signal,
+        (obj) => items.push(each(obj)),
+        () => (items = []),
+      );
+      return { items, resourceVersion };
     },
     watch(resourceVersion, signal) {
       return events({ resourceVersion }, signal);

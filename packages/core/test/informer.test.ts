@@ -5,6 +5,7 @@ import { describe, it, afterEach } from 'mocha';
 import { Informer, StalledWatchError, stripManagedFields } from '../src/informer.js';
 import { ApiError } from '../src/client.js';
 import { FakeTransport, bookmark, initialEventsEnd, obj, type TestObject } from './support/fake-transport.js';
+import { pagedClient, watchLines } from './support/paged-client.js';
 import { until } from './support/until.js';
 
 const running: Informer<TestObject>[] = [];
@@ -308,6 +309,84 @@ describe('Informer: 410 Gone -> relist', () => {
     const w2 = await t.watchNo(2);
     assert.equal(w2.rv, '11');
     assert.equal(t.listCalls, 1);
+  });
+});
+
+describe('Informer: paged list over the API client (the fallback where streaming is refused)', () => {
+  const page = (items: TestObject[], metadata: Record<string, unknown>): Record<string, unknown> => ({
+    kind: 'ThingList',
+    apiVersion: 'v1',
+    metadata,
+    items: items.map(({ apiVersion: _a, kind: _k, ...rest }) => rest),
+  });
+  const refused = new ApiError(422, 'Invalid', 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled', undefined);
+  const expired = new ApiError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result.', undefined);
+
+  function paged(client: ReturnType<typeof pagedClient>['client']): Informer<TestObject> {
+    const inf = new Informer<TestObject>({ path: '/api/v1/things', client, backoff: { minMs: 1, maxMs: 5 }, watchdogMs: 5_000 });
+    running.push(inf);
+    return inf;
+  }
+
+  it('syncs from every page, in list order, with the kind a watch event carries, and watches from the last page', async () => {
+    const { client, asked } = pagedClient((query, signal) => {
+      if (query.sendInitialEvents) return refused;
+      if (query.watch) return watchLines(signal);
+      return query.continue === undefined ? page([obj('a', '5'), obj('b', '6')], { continue: 'p2', resourceVersion: '10' }) : page([obj('c', '7')], { resourceVersion: '11' });
+    });
+    const inf = paged(client);
+    const seen = record(inf);
+    inf.start();
+    await inf.waitForSync();
+    assert.deepEqual(seen, ['add a@5', 'add b@6', 'add c@7']);
+    assert.deepEqual(inf.store.keys(), ['ns/a', 'ns/b', 'ns/c']);
+    assert.deepEqual(inf.store.get('ns/c'), obj('c', '7'));
+    assert.equal(inf.lastSyncPath, 'list');
+    await until(() => asked.some((q) => q.watch && !q.sendInitialEvents));
+    assert.equal(asked.find((q) => q.watch && !q.sendInitialEvents)?.resourceVersion, '11');
+  });
+
+  it('keeps nothing of a list whose continue token expired: the store is the fresh list alone', async () => {
+    let lists = 0;
+    const { client } = pagedClient((query, signal) => {
+      if (query.sendInitialEvents) return refused;
+      if (query.watch) return watchLines(signal);
+      if (query.continue === undefined) {
+        lists++;
+        // The first list saw `gone`, deleted before the fresh read.
+        return lists === 1 ? page([obj('a', '5'), obj('gone', '6')], { continue: 'old', resourceVersion: '10' }) : page([obj('a', '5'), obj('b', '12')], { continue: 'new', resourceVersion: '20' });
+      }
+      return query.continue === 'old' ? expired : page([obj('c', '13')], { resourceVersion: '20' });
+    });
+    const inf = paged(client);
+    const seen = record(inf);
+    inf.start();
+    await inf.waitForSync();
+    assert.deepEqual(inf.store.keys(), ['ns/a', 'ns/b', 'ns/c']);
+    assert.deepEqual(seen, ['add a@5', 'add b@12', 'add c@13']);
+  });
+
+  it('relists in pages after a 410 on the watch: deletes, updates and adds from the difference', async () => {
+    let lists = 0;
+    let watches = 0;
+    const { client } = pagedClient((query, signal) => {
+      if (query.sendInitialEvents) return refused;
+      if (query.watch) {
+        watches++;
+        return watches === 1 ? watchLines(signal, { type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } }) : watchLines(signal);
+      }
+      lists++;
+      return lists === 1
+        ? page([obj('keep', '5'), obj('change', '6'), obj('vanish', '7')], { resourceVersion: '10' })
+        : page([obj('keep', '5'), obj('change', '20'), obj('new', '21')], { resourceVersion: '30' });
+    });
+    const inf = paged(client);
+    const seen = record(inf);
+    inf.start();
+    await until(() => seen.some((s) => s.startsWith('relist')));
+    assert.deepEqual(seen.slice(3, 6).sort(), ['add new@21', 'delete vanish@7', 'update change@6->20']);
+    assert.deepEqual(inf.store.keys().sort(), ['ns/change', 'ns/keep', 'ns/new']);
+    assert.equal(inf.resourceVersion, '30');
   });
 });
 

@@ -4,6 +4,8 @@ import { Readable } from 'node:stream';
 import { ApiError, isGone } from '../src/client.js';
 import type { KubeClient, Query, RequestOptions } from '../src/client.js';
 import { EXPIRED_LIST_ATTEMPTS, isInitialEventsEnd, kubeListWatch, lines, parseEvent, refusesStreamingList } from '../src/watch.js';
+import { pagedClient } from './support/paged-client.js';
+import { until } from './support/until.js';
 
 async function collect(chunks: (string | Buffer)[]): Promise<string[]> {
   async function* source(): AsyncGenerator<string | Buffer> {
@@ -54,19 +56,20 @@ describe('watch events', () => {
 });
 
 describe('paged list', () => {
+  type Named = { apiVersion?: string; kind?: string; metadata?: { name?: string } };
+  const list = (names: string[], metadata: Record<string, unknown>): Record<string, unknown> => ({ kind: 'PodList', apiVersion: 'v1', metadata, items: names.map((name) => ({ metadata: { name } })) });
+
   it('passes each page through the transform before it asks for the next page', async () => {
     const calls: string[] = [];
-    const pages: Record<string, { items: { metadata: { name: string } }[]; metadata: { continue?: string; resourceVersion: string } }> = {
-      '': { items: [{ metadata: { name: 'a' } }, { metadata: { name: 'b' } }], metadata: { continue: 'p2', resourceVersion: '9' } },
-      p2: { items: [{ metadata: { name: 'c' } }], metadata: { resourceVersion: '9' } },
+    const pages: Record<string, Record<string, unknown>> = {
+      '': list(['a', 'b'], { continue: 'p2', resourceVersion: '9' }),
+      p2: list(['c'], { resourceVersion: '9' }),
     };
-    const client = {
-      get: async (_path: string, query?: Query) => {
-        calls.push(`get ${String(query?.continue ?? '')}`);
-        return structuredClone(pages[String(query?.continue ?? '')]);
-      },
-    } as unknown as KubeClient;
-    const transport = kubeListWatch<{ metadata?: { name?: string } }>(client, { path: '/api/v1/pods', pageSize: 2 });
+    const { client } = pagedClient((query) => {
+      calls.push(`get ${String(query.continue ?? '')}`);
+      return pages[String(query.continue ?? '')]!;
+    });
+    const transport = kubeListWatch<Named>(client, { path: '/api/v1/pods', pageSize: 2 });
     const listed = await transport.list(new AbortController().signal, (obj) => {
       calls.push(`each ${obj.metadata?.name}`);
       return { metadata: { name: obj.metadata?.name?.toUpperCase() } };
@@ -76,30 +79,85 @@ describe('paged list', () => {
     assert.equal(listed.resourceVersion, '9');
   });
 
+  it("transforms each item as soon as its bytes are in, before the rest of the page arrives", async () => {
+    const calls: string[] = [];
+    async function* body(): AsyncGenerator<string> {
+      yield '{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"4"},"items":[{"metadata":{"name":"a"}},';
+      await until(() => calls.includes('each a'));
+      calls.push('rest of the page sent');
+      yield '{"metadata":{"name":"b"}}]}';
+    }
+    const { client } = pagedClient(() => body());
+    const transport = kubeListWatch<Named>(client, { path: '/api/v1/pods' });
+    await transport.list(new AbortController().signal, (obj) => {
+      calls.push(`each ${obj.metadata?.name}`);
+      return obj;
+    });
+    assert.deepEqual(calls, ['each a', 'rest of the page sent', 'each b']);
+  });
+
+  it('gives list items the apiVersion and kind a watch event carries, also when a page names them after its items', async () => {
+    const seen: Named[] = [];
+    const { client } = pagedClient((query) =>
+      query.continue === undefined
+        ? list(['a'], { continue: 'p2', resourceVersion: '3' })
+        : '{"items":[{"metadata":{"name":"b"}},{"kind":"Other","metadata":{"name":"c"}}],"metadata":{"resourceVersion":"3"},"apiVersion":"v1","kind":"PodList"}',
+    );
+    const transport = kubeListWatch<Named>(client, { path: '/api/v1/pods' });
+    await transport.list(new AbortController().signal, (obj) => (seen.push(obj), obj));
+    assert.deepEqual(
+      seen.map((o) => [o.metadata?.name, o.apiVersion, o.kind]),
+      [
+        ['a', 'v1', 'Pod'],
+        ['b', 'v1', 'Pod'],
+        ['c', 'v1', 'Other'],
+      ],
+    );
+  });
+
+  it('reads a page without items, or with null items, as empty', async () => {
+    for (const body of ['{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"8"}}', '{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"8"},"items":null}']) {
+      const transport = kubeListWatch<Named>(pagedClient(() => body).client, { path: '/api/v1/pods' });
+      assert.deepEqual(await transport.list(new AbortController().signal, (obj) => obj), { items: [], resourceVersion: '8' });
+    }
+  });
+
+  it('names the path and what is wrong when a page is not a JSON list, and asks for no further page', async () => {
+    const cases: [string, RegExp][] = [
+      ['<html>', /listing \/api\/v1\/pods: the answer is not a JSON list: expected "\{" at byte 0, found "<"/],
+      ['{"kind":"PodList","items":[{"metadata":{"name":"a"}},{"metadata":', /listing \/api\/v1\/pods: the answer ended after \d+ bytes, before its JSON object did \(inside items, 1 read\)/],
+      ['{"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":}}]}', /listing \/api\/v1\/pods: item 0 in the answer is not JSON/],
+      ['{"kind":"PodList","apiVersion":"v1","items":[7]}', /listing \/api\/v1\/pods: an item of the answer is 7, not an object/],
+      ['{"kind":"PodList","items":"none"}', /listing \/api\/v1\/pods: the answer's "items" is "none", not an array/],
+    ];
+    for (const [body, message] of cases) {
+      const { client, asked } = pagedClient(() => body);
+      const transport = kubeListWatch<Named>(client, { path: '/api/v1/pods' });
+      await assert.rejects(transport.list(new AbortController().signal, (obj) => obj), message);
+      assert.equal(asked.length, 1, body);
+    }
+  });
+
   /** A server of two pages whose continue token expires the first `expiring` times it is used. */
   function expiringServer(expiring: number): { client: KubeClient; asked: Query[] } {
-    const asked: Query[] = [];
     let expired = 0;
-    const client = {
-      get: async (_path: string, query?: Query) => {
-        asked.push({ ...query });
-        if (query?.continue === undefined) {
-          const rv = String(10 + asked.length);
-          return { items: [{ metadata: { name: 'a' } }, { metadata: { name: 'b' } }], metadata: { continue: `after-b-at-${rv}`, resourceVersion: rv } };
-        }
-        if (expired < expiring) {
-          expired++;
-          throw new ApiError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result.', undefined);
-        }
-        return { items: [{ metadata: { name: 'c' } }], metadata: { resourceVersion: String(query.continue).slice('after-b-at-'.length) } };
-      },
-    } as unknown as KubeClient;
-    return { client, asked };
+    let lists = 0;
+    return pagedClient((query) => {
+      if (query.continue === undefined) {
+        const rv = String(10 + ++lists);
+        return list(['a', 'b'], { continue: `after-b-at-${rv}`, resourceVersion: rv });
+      }
+      if (expired < expiring) {
+        expired++;
+        return new ApiError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result.', undefined);
+      }
+      return list(['c'], { resourceVersion: String(query.continue).slice('after-b-at-'.length) });
+    });
   }
 
   it('starts over in pages from a fresh read when a continue token expires, keeping nothing of the expired list', async () => {
     const { client, asked } = expiringServer(1);
-    const transport = kubeListWatch<{ metadata?: { name?: string } }>(client, { path: '/api/v1/pods', pageSize: 2 });
+    const transport = kubeListWatch<Named>(client, { path: '/api/v1/pods', pageSize: 2 });
     let transformed = 0;
     const listed = await transport.list(new AbortController().signal, (obj) => {
       transformed++;
@@ -109,31 +167,24 @@ describe('paged list', () => {
       [2, undefined],
       [2, 'after-b-at-11'],
       [2, undefined],
-      [2, 'after-b-at-13'],
+      [2, 'after-b-at-12'],
     ]);
     assert.deepEqual(listed.items.map((o) => o.metadata?.name), ['a', 'b', 'c']);
-    assert.equal(listed.resourceVersion, '13');
+    assert.equal(listed.resourceVersion, '12');
     assert.equal(transformed, 5, 'the first attempt\'s two objects, then all three again');
   });
 
   it(`throws the 410 after ${EXPIRED_LIST_ATTEMPTS} expired lists, and never asks for an unpaged list`, async () => {
     const { client, asked } = expiringServer(Infinity);
-    const transport = kubeListWatch<{ metadata?: { name?: string } }>(client, { path: '/api/v1/pods', pageSize: 2 });
+    const transport = kubeListWatch<Named>(client, { path: '/api/v1/pods', pageSize: 2 });
     await assert.rejects(transport.list(new AbortController().signal, (obj) => obj), (err: unknown) => isGone(err));
     assert.equal(asked.length, 2 * EXPIRED_LIST_ATTEMPTS);
     assert.ok(asked.every((q) => q.limit === 2), `every request is paged: ${JSON.stringify(asked)}`);
   });
 
   it('throws any other error of a page at once, without listing again', async () => {
-    const asked: Query[] = [];
-    const client = {
-      get: async (_path: string, query?: Query) => {
-        asked.push({ ...query });
-        if (query?.continue) throw new ApiError(500, 'InternalError', 'etcd is unavailable', undefined);
-        return { items: [{ metadata: { name: 'a' } }], metadata: { continue: 'next', resourceVersion: '5' } };
-      },
-    } as unknown as KubeClient;
-    const transport = kubeListWatch<{ metadata?: { name?: string } }>(client, { path: '/api/v1/pods', pageSize: 1 });
+    const { client, asked } = pagedClient((query) => (query.continue ? new ApiError(500, 'InternalError', 'etcd is unavailable', undefined) : list(['a'], { continue: 'next', resourceVersion: '5' })));
+    const transport = kubeListWatch<Named>(client, { path: '/api/v1/pods', pageSize: 1 });
     await assert.rejects(transport.list(new AbortController().signal, (obj) => obj), /etcd is unavailable/);
     assert.equal(asked.length, 2);
   });
