@@ -22,7 +22,10 @@ import { PolicyAnnotation } from './names.js';
 
 /** What the webhook knows besides the pod: the labels of its namespace. */
 export interface PolicyContext {
-  /** The pod's namespace's labels; undefined when the namespace is not known (then no policy applies). */
+  /**
+   * The pod's namespace's labels; undefined when the namespace is not known (then no policy
+   * applies). Read as immutable: which policies take them is kept per labels object.
+   */
   readonly namespaceLabels: Readonly<Record<string, string>> | undefined;
 }
 
@@ -46,12 +49,7 @@ const NOTHING: PolicyApplication = Object.freeze({ annotations: {}, applied: [],
 /** Does `policy` select this pod (namespace labels, pod labels, controlling owner's kind)? */
 export function policySelects(policy: CompiledPolicy, pod: V1Pod, ctx: PolicyContext): boolean {
   if (ctx.namespaceLabels === undefined || !labelSelectorMatches(policy.namespaceSelector, ctx.namespaceLabels)) return false;
-  if (policy.podSelector && !labelSelectorMatches(policy.podSelector, pod.metadata?.labels)) return false;
-  if (policy.ownerKinds) {
-    const owner = (pod.metadata?.ownerReferences ?? []).find((o) => o.controller === true) ?? pod.metadata?.ownerReferences?.[0];
-    if (!owner || !policy.ownerKinds.includes(owner.kind)) return false;
-  }
-  return true;
+  return selectsPod(policy, pod);
 }
 
 /** The record value for a claim: `<policy>/<match>`, with `:pod` when the pod's own keys were kept. */
@@ -70,19 +68,26 @@ export function parseRecord(value: string | undefined): { policy: string; match:
 }
 
 interface Claim {
+  /** The policy's index in the list. */
+  readonly p: number;
   readonly policy: CompiledPolicy;
   readonly match: CompiledMatch;
 }
 
 /**
- * Every match of a list of policies by container name, and each distinct image glob once with the
- * matches that use it: a container is looked up by its name and its repository is tried against
- * each glob once, however many policies share the presets. Built once per list (the caches hand
- * out the same array until a policy changes).
+ * What a list of policies answers about the namespaces and containers it meets, worked out once
+ * per list (the caches hand out the same array until a policy changes): the policies whose
+ * namespace selector takes a namespace's labels (kept per labels object, which the namespace cache
+ * hands out until the namespace changes), and for a container's name and image, each policy's
+ * first match that claims it. Every match is found by name or by each distinct image glob tried
+ * once, however many policies share the presets.
  */
 interface PolicyIndex {
   readonly byName: ReadonlyMap<string, readonly MatchRef[]>;
   readonly globs: readonly { readonly glob: string; readonly refs: readonly MatchRef[] }[];
+  readonly byNamespace: WeakMap<object, readonly number[]>;
+  /** `name NUL image` -> each policy's first claiming match, in policy order. */
+  readonly byContainer: Map<string, readonly MatchRef[]>;
 }
 
 /** Match `m` of policy `p` (indices into the list and into its matches). */
@@ -92,6 +97,9 @@ interface MatchRef {
 }
 
 const INDEXES = new WeakMap<readonly CompiledPolicy[], PolicyIndex>();
+/** Distinct container names and images answered per list; past it the answers start over. */
+const CONTAINERS_KEPT = 1024;
+const NO_REFS: readonly MatchRef[] = Object.freeze([]);
 
 function indexOf(policies: readonly CompiledPolicy[]): PolicyIndex {
   let index = INDEXES.get(policies);
@@ -104,41 +112,56 @@ function indexOf(policies: readonly CompiledPolicy[]): PolicyIndex {
       for (const g of match.images) globs.set(g, [...(globs.get(g) ?? []), { p, m }]);
     }),
   );
-  index = { byName, globs: [...globs].map(([glob, refs]) => ({ glob, refs })) };
+  index = { byName, globs: [...globs].map(([glob, refs]) => ({ glob, refs })), byNamespace: new WeakMap(), byContainer: new Map() };
   INDEXES.set(policies, index);
   return index;
 }
 
-/** For each policy (by index), the first of its matches that claims container `c`. */
-function firstMatches(index: PolicyIndex, c: V1Container): Map<number, number> {
+/** The indices of the policies whose namespace selector takes `labels`, in order. */
+function inNamespace(index: PolicyIndex, policies: readonly CompiledPolicy[], labels: Readonly<Record<string, string>>): readonly number[] {
+  const known = index.byNamespace.get(labels);
+  if (known) return known;
+  const selected: number[] = [];
+  for (let p = 0; p < policies.length; p++) if (labelSelectorMatches((policies[p] as CompiledPolicy).namespaceSelector, labels)) selected.push(p);
+  index.byNamespace.set(labels, selected);
+  return selected;
+}
+
+/** For each policy, in order, the first of its matches that claims container `c`. */
+function firstMatches(index: PolicyIndex, c: V1Container): readonly MatchRef[] {
+  // A container's fields come from the wire: anything but a string names nothing.
+  const name = typeof c.name === 'string' ? c.name : '';
+  const image = typeof c.image === 'string' && index.globs.length > 0 ? c.image : '';
+  const key = `${name}\u0000${image}`;
+  let refs = index.byContainer.get(key);
+  if (refs) return refs;
   const first = new Map<number, number>();
-  const take = (refs: readonly MatchRef[]) => {
-    for (const { p, m } of refs) if ((first.get(p) ?? Infinity) > m) first.set(p, m);
+  const take = (list: readonly MatchRef[]) => {
+    for (const { p, m } of list) if ((first.get(p) ?? Infinity) > m) first.set(p, m);
   };
-  const named = index.byName.get(c.name);
+  const named = index.byName.get(name);
   if (named) take(named);
-  if (typeof c.image === 'string' && index.globs.length > 0) {
-    const repo = imageRepository(c.image);
+  if (image !== '') {
+    const repo = imageRepository(image);
     for (const g of index.globs) if (globMatches(g.glob, repo)) take(g.refs);
   }
-  return first;
+  refs = first.size === 0 ? NO_REFS : [...first].sort(([a], [b]) => a - b).map(([p, m]) => ({ p, m }));
+  if (index.byContainer.size >= CONTAINERS_KEPT) index.byContainer.clear();
+  index.byContainer.set(key, refs);
+  return refs;
 }
 
 /** The first claim of each container, and the conflicts of later ones. */
-function claims(containers: readonly V1Container[], all: readonly CompiledPolicy[], selecting: readonly boolean[]): { byContainer: Map<string, Claim>; conflicts: PolicyConflict[] } {
+function claims(containers: readonly V1Container[], all: readonly CompiledPolicy[], index: PolicyIndex, selecting: readonly boolean[]): { byContainer: Map<string, Claim>; conflicts: PolicyConflict[] } {
   const byContainer = new Map<string, Claim>();
   const conflicts: PolicyConflict[] = [];
-  const index = indexOf(all);
   for (const c of containers) {
-    const candidates = firstMatches(index, c);
-    if (candidates.size === 0) continue;
-    for (let p = 0; p < all.length; p++) {
-      const m = candidates.get(p);
-      if (m === undefined || !selecting[p]) continue;
+    for (const { p, m } of firstMatches(index, c)) {
+      if (!selecting[p]) continue;
       const policy = all[p] as CompiledPolicy;
       const match = policy.matches[m] as CompiledMatch;
       const first = byContainer.get(c.name);
-      if (!first) byContainer.set(c.name, { policy, match });
+      if (!first) byContainer.set(c.name, { p, policy, match });
       else if (first.policy !== policy && (first.match.role !== match.role || first.match.stop !== match.stop)) {
         conflicts.push({ container: c.name, winner: first.policy.name, loser: policy.name });
       }
@@ -147,54 +170,75 @@ function claims(containers: readonly V1Container[], all: readonly CompiledPolicy
   return { byContainer, conflicts };
 }
 
+/** Does `policy` select this pod beyond its namespace (pod labels, controlling owner's kind)? */
+function selectsPod(policy: CompiledPolicy, pod: V1Pod): boolean {
+  if (policy.podSelector && !labelSelectorMatches(policy.podSelector, pod.metadata?.labels)) return false;
+  if (policy.ownerKinds) {
+    const owner = (pod.metadata?.ownerReferences ?? []).find((o) => o.controller === true) ?? pod.metadata?.ownerReferences?.[0];
+    if (!owner || !policy.ownerKinds.includes(owner.kind)) return false;
+  }
+  return true;
+}
+
 /**
  * The annotations the policies that select `pod` write, in name order. `policies` must already
  * be sorted by name (see byPolicyName) and compiled.
  */
 export function applyPolicies(pod: V1Pod, policies: readonly CompiledPolicy[], ctx: PolicyContext): PolicyApplication {
-  if (policies.length === 0) return NOTHING;
-  const selects = policies.map((p) => policySelects(p, pod, ctx));
-  if (!selects.includes(true)) return NOTHING;
-  const selecting = policies.filter((_, i) => selects[i]);
+  if (policies.length === 0 || ctx.namespaceLabels === undefined) return NOTHING;
+  const index = indexOf(policies);
+  const candidates = inNamespace(index, policies, ctx.namespaceLabels);
+  if (candidates.length === 0) return NOTHING;
+  let selecting: boolean[] | undefined;
+  for (const p of candidates) {
+    if (selectsPod(policies[p] as CompiledPolicy, pod)) (selecting ??= new Array<boolean>(policies.length).fill(false))[p] = true;
+  }
+  if (!selecting) return NOTHING;
   const containers = Array.isArray(pod.spec?.containers) ? pod.spec.containers : [];
-  const { byContainer, conflicts } = claims(containers, policies, selects);
-  if (byContainer.size === 0) return { ...NOTHING, conflicts };
+  const { byContainer, conflicts } = claims(containers, policies, index, selecting);
+  if (byContainer.size === 0) return conflicts.length === 0 ? NOTHING : { ...NOTHING, conflicts };
   const own = pod.metadata?.annotations ?? {};
-  const out: Record<string, string> = {};
-  const warnings: string[] = [];
-  const applied = new Set<string>();
   // A sidecar for every container leaves the pod no main container: drop those marks.
-  const mains = containers.filter((c) => {
+  let mains = 0;
+  for (const c of containers) {
     const claim = byContainer.get(c.name);
     const role = claim && (claim.policy.enforce || !ownsContainer(own, c.name, claim)) ? claim.match.role : roleOf(own, c.name);
-    return role !== 'sidecar';
-  });
-  if (mains.length === 0) {
+    if (role !== 'sidecar') mains++;
+  }
+  if (mains === 0) {
     return { ...NOTHING, conflicts, warnings: [`podlife: policy ${[...byContainer.values()][0]?.policy.name} would leave no main container (every container matched a sidecar); not applied`] };
   }
+  // Only what changes: a second pass over a pod the policies already annotated writes nothing.
+  const out: Record<string, string> = {};
+  const put = (key: string, value: string): void => {
+    if (own[key] !== value) out[key] = value;
+    else if (key in out) delete out[key];
+  };
+  const applied = new Array<boolean>(policies.length).fill(false);
   let nativeOff = false;
   for (const c of containers) {
     const claim = byContainer.get(c.name);
     if (!claim) continue;
     const { policy, match } = claim;
-    applied.add(policy.name);
+    applied[claim.p] = true;
     const podWon = !policy.enforce && ownsContainer(own, c.name, claim);
-    out[PolicyAnnotation.ContainerPrefix + c.name] = recordOf(policy.name, match.name, podWon);
+    put(PolicyAnnotation.ContainerPrefix + c.name, recordOf(policy.name, match.name, podWon));
     if (podWon) continue;
-    out[Annotation.RolePrefix + c.name] = match.role;
-    out[Annotation.StopPrefix + c.name] = match.stop;
+    put(Annotation.RolePrefix + c.name, match.role);
+    put(Annotation.StopPrefix + c.name, match.stop);
     if (match.role === 'sidecar' && !match.nativeConversion) nativeOff = true;
   }
-  const order = selecting.filter((p) => applied.has(p.name));
-  podLevel(out, own, order, Annotation.Completion, (p) => p.completion);
-  podLevel(out, own, order, Annotation.OnKeystoneExit, (p) => p.onKeystoneExit);
-  if (nativeOff) out[Annotation.NativeSidecars] = 'false';
-  else podLevel(out, own, order, Annotation.NativeSidecars, (p) => p.nativeSidecars);
-  out[PolicyAnnotation.Policies] = order.map((p) => p.name).join(',');
-  // Only what changes: a second pass over a pod the policies already annotated writes nothing.
-  for (const key of Object.keys(out)) if (own[key] === out[key]) delete out[key];
-  return { annotations: out, applied: order.map((p) => p.name), conflicts, warnings };
+  const order = policies.filter((_, i) => applied[i] === true);
+  podLevel(put, own, order, Annotation.Completion, 'completion');
+  podLevel(put, own, order, Annotation.OnKeystoneExit, 'onKeystoneExit');
+  if (nativeOff) put(Annotation.NativeSidecars, 'false');
+  else podLevel(put, own, order, Annotation.NativeSidecars, 'nativeSidecars');
+  const names = order.map((p) => p.name);
+  put(PolicyAnnotation.Policies, names.join(','));
+  return { annotations: out, applied: names, conflicts, warnings: NO_WARNINGS };
 }
+
+const NO_WARNINGS: readonly string[] = Object.freeze([]);
 
 /** The role the pod's own annotations give a container, if any. */
 function roleOf(own: Readonly<Record<string, string>>, name: string): string | undefined {
@@ -214,10 +258,18 @@ function ownsContainer(own: Readonly<Record<string, string>>, name: string, clai
 }
 
 /** A pod-level key: the first policy (in order) that sets it, unless the pod set its own and none enforces. */
-function podLevel(out: Record<string, string>, own: Readonly<Record<string, string>>, order: readonly CompiledPolicy[], key: string, value: (p: CompiledPolicy) => string | undefined): void {
-  const setter = order.find((p) => value(p) !== undefined);
-  if (!setter) return;
-  // A value that differs from the policy's is the pod's own (the policy's would be equal).
-  if (own[key] !== undefined && !setter.enforce) return;
-  out[key] = value(setter) as string;
+function podLevel(
+  put: (key: string, value: string) => void,
+  own: Readonly<Record<string, string>>,
+  order: readonly CompiledPolicy[],
+  key: string,
+  field: 'completion' | 'onKeystoneExit' | 'nativeSidecars',
+): void {
+  for (const p of order) {
+    const value = p[field];
+    if (value === undefined) continue;
+    // A value that differs from the policy's is the pod's own (the policy's would be equal).
+    if (own[key] === undefined || p.enforce) put(key, value);
+    return;
+  }
 }

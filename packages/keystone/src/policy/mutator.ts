@@ -20,12 +20,14 @@ export interface PolicySource {
   namespaceLabels(namespace: string): Readonly<Record<string, string>> | undefined;
 }
 
+const ANNOTATIONS_PATH = '/metadata/annotations';
+
 /** JSON patch ops adding `entries` to the pod's annotations (creating the map when absent). */
 export function annotationOps(pod: V1Pod, entries: Readonly<Record<string, string>>): JsonPatchOp[] {
   const keys = Object.keys(entries);
   if (keys.length === 0) return [];
   if (!pod.metadata?.annotations) return [{ op: 'add', path: '/metadata/annotations', value: { ...entries } }];
-  return keys.map((key) => ({ op: 'add', path: jsonPointer('metadata', 'annotations', key), value: entries[key] }));
+  return keys.map((key) => ({ op: 'add', path: ANNOTATIONS_PATH + jsonPointer(key), value: entries[key] }));
 }
 
 /** The admission warnings of an application: conflicts (both policies named) and dropped marks. */
@@ -48,6 +50,10 @@ export function withPolicies(inner: AdmissionOptions['mutate'], source: PolicySo
     const out = inner(annotated, request);
     const result: MutateResult = Array.isArray(out) ? { ops: out as readonly JsonPatchOp[] } : (out as MutateResult);
     if (result.deny !== undefined) return result;
-    return { ops: [...annotationOps(pod, app.annotations), ...(result.ops ?? [])], warnings: [...applicationWarnings(app), ...(result.warnings ?? [])] };
+    const ops = annotationOps(pod, app.annotations);
+    for (const op of result.ops ?? []) ops.push(op);
+    const warnings = applicationWarnings(app);
+    for (const w of result.warnings ?? []) warnings.push(w);
+    return warnings.length > 0 ? { ops, warnings } : { ops };
   };
 }
