@@ -79,14 +79,6 @@ export interface Escalation {
   readonly stopExits?: Readonly<Record<string, number>>;
 }
 
-/** A stage that starts late (a controller that was away): how late, and what that leaves. */
-export interface Lateness {
-  readonly byMs: number;
-  readonly remainingMs: number;
-  readonly stagesLeft: number;
-  readonly minStageMs: number;
-}
-
 /** Nothing to do now, and why; maybe a record to close or a time to look again. */
 export interface NoneDecision {
   readonly action: 'none';
@@ -149,8 +141,8 @@ export interface StopDecision {
    * of the budget, or get their minimum when nothing is left.
    */
   readonly lateByMs: number | undefined;
-  /** With `lateByMs`: what that leaves, for the stop Events. */
-  readonly late: Lateness | undefined;
+  /** The least share a stage gets (the options' `minStageMs` or its default): what a late stop's Event says each stage still has. */
+  readonly minStageMs: number;
   /** Stops recorded as issued, with stops evident from stop containers added (the record to extend). */
   readonly issued: readonly IssuedStop[];
   /** Containers still running though their escalation was issued at least the minimum share ago. */

@@ -40,7 +40,6 @@ export type {
   EscalationWhy,
   EvaluateOptions,
   InvalidDecision,
-  Lateness,
   NoneDecision,
   NoneWhy,
   PhaseDecision,

@@ -3,7 +3,7 @@ export type { CompletionMode, ContainerLifecycle, ContainerRole, LifecycleOption
 export { ConditionType, EventReason } from './records.js';
 export type { IssuedStop, LifecycleEvent, PodConditionInput, StatusUpdate } from './records.js';
 export { evaluatePod } from './evaluate.js';
-export type { Decision, DeleteDecision, Escalation, EscalationWhy, EvaluateOptions, InvalidDecision, Lateness, NoneDecision, NoneWhy, PhaseDecision, StopDecision, StopMethod, StopStep } from './decision.js';
+export type { Decision, DeleteDecision, Escalation, EscalationWhy, EvaluateOptions, InvalidDecision, NoneDecision, NoneWhy, PhaseDecision, StopDecision, StopMethod, StopStep } from './decision.js';
 export { restrictedStopContext } from './config.js';
 export type { KeystoneConfig, StopContextProblem, StopContextResult } from './config.js';
 export { createExecApi } from './strategies/api.js';

@@ -352,7 +352,7 @@ export function actionEvent(report: ActionReport, decision?: Decision): Lifecycl
   switch (report.kind) {
     case 'stop-issued':
       return report.ok
-        ? { type: 'Normal', reason: EventReason.StoppingContainer, note: `stopping container ${report.container} with ${report.stop} via ${stopMethod(report)}${lateNote(stop?.late)}`, action: 'Stop' }
+        ? { type: 'Normal', reason: EventReason.StoppingContainer, note: `stopping container ${report.container} with ${report.stop} via ${stopMethod(report)}${stop ? lateNote(stop) : ''}`, action: 'Stop' }
         : {
             type: 'Warning',
             reason: EventReason.StopFailed,
@@ -414,10 +414,10 @@ function stopMethod(report: ActionReport & { kind: 'stop-issued' }): string {
 }
 
 /** Says how late a stop goes out and what that leaves of the budget. */
-function lateNote(late: StopDecision['late']): string {
-  if (!late) return '';
-  const left = late.remainingMs > 0 ? `${seconds(late.remainingMs)} of the budget left for ${late.stagesLeft} stage(s)` : 'nothing left of the budget';
-  return ` (${seconds(late.byMs)} late, the controller was unavailable: ${left}, at least ${seconds(late.minStageMs)} each)`;
+function lateNote(stop: StopDecision): string {
+  if (stop.lateByMs === undefined) return '';
+  const left = stop.remainingMs > 0 ? `${seconds(stop.remainingMs)} of the budget left for ${stop.stagesLeft} stage(s)` : 'nothing left of the budget';
+  return ` (${seconds(stop.lateByMs)} late, the controller was unavailable: ${left}, at least ${seconds(stop.minStageMs)} each)`;
 }
 
 function seconds(ms: number): string {

@@ -24,7 +24,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { ContainerLifecycle, PodLifecycle } from './annotations.js';
 import { awaitsJobCount, isStopped, lastExit, statusOf, stopContainerExit, stopFoundNoHandler, stopNotDelivered } from './container-states.js';
-import { DEFAULT_GRACE_SECONDS, DEFAULT_MIN_STAGE_MS, LATE_AFTER_MS, type EvaluateOptions, type Escalation, type EscalationWhy, type Lateness, type StopMethod, type StopStep } from './decision.js';
+import { DEFAULT_GRACE_SECONDS, DEFAULT_MIN_STAGE_MS, LATE_AFTER_MS, type EvaluateOptions, type Escalation, type EscalationWhy, type StopMethod, type StopStep } from './decision.js';
 import { deliveryFoundNoHandler, escalationTime, type Progress } from './progress.js';
 
 /** How soon a pod whose status patch met a newer pod is looked at again, if no event comes first. */
@@ -50,25 +50,32 @@ export interface StopOrder {
 /** Rule K's other mains together (when `keystone` is given), then each sidecar alone in reverse spec order. */
 export function stopOrder(lifecycle: PodLifecycle, keystone: ContainerLifecycle | undefined): StopOrder {
   const containers = lifecycle.containers;
-  const order: ContainerLifecycle[] = [];
-  const targets: string[] = [];
+  let sidecars = 0;
+  let mainCount = 0;
+  for (const c of containers) {
+    if (c.role === 'sidecar') sidecars++;
+    else if (keystone !== undefined && c !== keystone) mainCount++;
+  }
+  // Sized up front: every pass over a stopping pod builds these two.
+  const order = new Array<ContainerLifecycle>(mainCount + sidecars);
+  const targets = new Array<string>(mainCount + sidecars);
+  let n = 0;
   if (keystone !== undefined) {
     for (const c of containers) {
       if (c !== keystone && c.role !== 'sidecar') {
-        order.push(c);
-        targets.push(c.name);
+        order[n] = c;
+        targets[n++] = c.name;
       }
     }
   }
-  const mainCount = order.length;
   for (let i = containers.length - 1; i >= 0; i--) {
     const c = containers[i] as ContainerLifecycle;
     if (c.role === 'sidecar') {
-      order.push(c);
-      targets.push(c.name);
+      order[n] = c;
+      targets[n++] = c.name;
     }
   }
-  return { order, targets, mainCount, stageCount: mainCount > 0 ? order.length - mainCount + 1 : order.length };
+  return { order, targets, mainCount, stageCount: mainCount > 0 ? sidecars + 1 : sidecars };
 }
 
 /** The first entry of `order` in stage `i`. */
@@ -106,7 +113,7 @@ export function currentStage(pod: V1Pod, o: StopOrder, firedAtMs: number): Curre
   return undefined;
 }
 
-/** When the current stage's share ends, and whether some of its stops are still to issue (then counted from now). */
+/** When the current stage's share ends: each of `running` gets its share from its stop's issue (from now for one still to issue). */
 export function stageDeadline(
   running: readonly ContainerLifecycle[],
   issuedAt: ReadonlyMap<string, number>,
@@ -114,18 +121,21 @@ export function stageDeadline(
   budgetEndMs: number,
   stagesLeft: number,
   minStageMs: number,
-): { readonly deadlineMs: number; readonly pending: boolean; readonly stageIssued: boolean } {
+): number {
   let deadlineMs = 0;
-  let pending = false;
-  let stageIssued = false;
   for (const c of running) {
-    const at = issuedAt.get(c.name);
-    if (at === undefined) pending = true;
-    else stageIssued = true;
-    const from = at ?? nowMs;
+    const from = issuedAt.get(c.name) ?? nowMs;
     deadlineMs = Math.max(deadlineMs, from + Math.max(minStageMs, (budgetEndMs - from) / stagesLeft));
   }
-  return { deadlineMs, pending, stageIssued };
+  return deadlineMs;
+}
+
+/** How many of `running` had their stop issued. */
+function issuedCount(running: readonly ContainerLifecycle[], issuedAt: ReadonlyMap<string, number>): number {
+  if (issuedAt.size === 0) return 0;
+  let n = 0;
+  for (const c of running) if (issuedAt.has(c.name)) n++;
+  return n;
 }
 
 /** What is due for a stage whose stops were all issued: an escalation and why, the containers failed, when to look again. */
@@ -203,7 +213,6 @@ export interface StopSchedule {
   readonly nextEvaluationAtMs: number | undefined;
   readonly requeueAfterMs: number | undefined;
   readonly lateByMs: number | undefined;
-  readonly late: Lateness | undefined;
 }
 
 /**
@@ -217,14 +226,16 @@ export function scheduleStop(pod: V1Pod, order: StopOrder, progress: Progress, f
   const minStageMs = options.minStageMs ?? DEFAULT_MIN_STAGE_MS;
   const stagesLeft = order.stageCount - current.stage;
   const remainingMs = Math.max(0, budgetEndMs - nowMs);
-  const deadline = stageDeadline(current.running, progress.issuedAt, nowMs, budgetEndMs, stagesLeft, minStageMs);
+  const deadlineMs = stageDeadline(current.running, progress.issuedAt, nowMs, budgetEndMs, stagesLeft, minStageMs);
+  const issuedNow = issuedCount(current.running, progress.issuedAt);
+  const pending = issuedNow < current.running.length;
   // A stage with stops still to issue waits for its deadline; only a stage whose stops all went out may escalate.
-  const due = deadline.pending ? undefined : escalationDue(pod, namesOf(current.running), progress, deadline.deadlineMs, nowMs, minStageMs);
+  const due = pending ? undefined : escalationDue(pod, namesOf(current.running), progress, deadlineMs, nowMs, minStageMs);
   const retryAtMs = progress.deferredAt.size === 0 ? undefined : deferredRetryAt(current.running, progress.deferredAt, nowMs);
-  const nextAtMs = earliest(due === undefined ? deadline.deadlineMs : due.nextAtMs, retryAtMs);
+  const nextAtMs = earliest(due === undefined ? deadlineMs : due.nextAtMs, retryAtMs);
   const escalation = due?.why === undefined ? undefined : escalationOf(pod, due.why, namesOf(current.running), remainingMs);
   // A stage put off by the exec slots is not late for want of a controller.
-  const lateMs = deadline.pending && !deadline.stageIssued && retryAtMs === undefined ? nowMs - current.onTimeStartMs : 0;
+  const lateMs = issuedNow === 0 && retryAtMs === undefined ? nowMs - current.onTimeStartMs : 0;
   const late = lateMs > LATE_AFTER_MS ? lateMs : undefined;
   const steps: StopStep[] = [];
   const issue: StopStep[] = [];
@@ -236,11 +247,10 @@ export function scheduleStop(pod: V1Pod, order: StopOrder, progress: Progress, f
     failed: due?.failed ?? NO_FAILURES,
     currentStage: current.stage,
     stagesLeft,
-    stageDeadlineMs: deadline.deadlineMs,
+    stageDeadlineMs: deadlineMs,
     nextEvaluationAtMs: nextAtMs,
     requeueAfterMs: requeueAfter(nextAtMs, nowMs),
     lateByMs: late,
-    late: late === undefined ? undefined : { byMs: late, remainingMs, stagesLeft, minStageMs },
   };
 }
 
