@@ -36,14 +36,14 @@ export function planStop(pod: V1Pod, lifecycle: PodLifecycle, fired: StopTrigger
   const budgetMs = (pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS) * 1000;
   const progress = readProgress(pod, order.targets, fired.firedAtMs, nowMs);
   const schedule = scheduleStop(pod, order, progress, fired.firedAtMs, fired.firedAtMs + budgetMs, options);
-  const updates: StatusUpdate[] = fired.keystoneUpdate ? [fired.keystoneUpdate] : [];
-  if (schedule === undefined) return closed(pod, order.targets, progress, fired.firedAtMs, updates);
+  if (schedule === undefined) return closed(pod, order.targets, progress, fired.firedAtMs, fired.keystoneUpdate ? [fired.keystoneUpdate] : []);
 
   const stopped = progress.newlyStopped.length === 0 ? progress.stoppedBefore : [...progress.stoppedBefore, ...progress.newlyStopped];
   const changed = !progress.recording || progress.issued.length > progress.recordedCount || progress.newlyStopped.length > 0;
-  if (schedule.failed.length > 0 || changed) {
-    updates.push(progressUpdate(order.targets, progress.issued, stopped, progress.newlyStopped, schedule.failed));
-  }
+  const record = schedule.failed.length > 0 || changed ? progressUpdate(order.targets, progress.issued, stopped, progress.newlyStopped, schedule.failed) : undefined;
+  // Array literals of the size they hold: this runs on every pass over a stopping pod.
+  const keystone = fired.keystoneUpdate;
+  const updates: StatusUpdate[] = keystone ? (record ? [keystone, record] : [keystone]) : record ? [record] : [];
   // Named properties, not a spread of the schedule: this is evaluatePod's hottest object.
   return {
     action: 'stop',

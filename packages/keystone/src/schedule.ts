@@ -101,14 +101,15 @@ export interface CurrentStage {
 export function currentStage(pod: V1Pod, o: StopOrder, firedAtMs: number): CurrentStage | undefined {
   let onTimeStartMs = firedAtMs;
   for (let i = 0; i < o.stageCount; i++) {
-    const running: ContainerLifecycle[] = [];
+    let running: ContainerLifecycle[] | undefined;
     for (let j = stageStart(o, i), end = stageEnd(o, i); j < end; j++) {
       const c = o.order[j] as ContainerLifecycle;
       const status = statusOf(pod, c.name);
-      if (!isStopped(status)) running.push(c);
+      // A stage of one (every sidecar's) gets an array of one, not a grown one.
+      if (!isStopped(status)) running = running === undefined ? [c] : (running.push(c), running);
       else onTimeStartMs = Math.max(onTimeStartMs, lastExit(status).finishedAtMs ?? onTimeStartMs);
     }
-    if (running.length > 0) return { stage: i, running, onTimeStartMs };
+    if (running !== undefined) return { stage: i, running, onTimeStartMs };
   }
   return undefined;
 }
