@@ -11,6 +11,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { jsonPointer, type JsonPatchOp } from '@podlife/core';
 import type { AdmissionOptions, MutateResult } from '../webhook/admission.js';
+import { readsLifecycleFields, readsOnlyLifecycleFields } from '../webhook/decode.js';
 import { applyPolicies, type PolicyApplication } from './apply.js';
 import type { CompiledPolicy } from './policy.js';
 
@@ -39,7 +40,8 @@ export function applicationWarnings(app: PolicyApplication): string[] {
 
 /** `inner` with the policies of `source` applied first. */
 export function withPolicies(inner: AdmissionOptions['mutate'], source: PolicySource): AdmissionOptions['mutate'] {
-  return (pod, request) => {
+  // Policies read a pod's labels, owners and containers' names and images (decode.ts lists them).
+  const mutate: AdmissionOptions['mutate'] = (pod, request) => {
     const policies = source.policies();
     if (policies.length === 0 || request.operation === 'UPDATE') return inner(pod, request);
     const namespace = request.namespace ?? pod.metadata?.namespace;
@@ -56,4 +58,5 @@ export function withPolicies(inner: AdmissionOptions['mutate'], source: PolicySo
     for (const w of result.warnings ?? []) warnings.push(w);
     return warnings.length > 0 ? { ops, warnings } : { ops };
   };
+  return readsOnlyLifecycleFields(inner) ? readsLifecycleFields(mutate) : mutate;
 }

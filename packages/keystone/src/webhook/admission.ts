@@ -25,6 +25,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { JsonPatchOp } from '@podlife/core';
 import { readLifecycle, type LifecycleOptions, type NativeRecord } from '../annotations.js';
+import { readsLifecycleFields } from './decode.js';
 import { composed, managedLabelOps, nativeRecordOp, nativeSidecarPlanOf, restartInPlacePlanOf, type NativeSidecarPlan } from './patches.js';
 
 /** The request of an AdmissionReview, as much of it as podlife reads. */
@@ -208,7 +209,8 @@ export function handleAdmissionReview(body: unknown, options: AdmissionOptions):
  * instead of rejecting the pod.
  */
 export function lifecycleMutator(nodes: () => readonly V1Node[], options: LifecycleOptions & { stopSignals?: boolean } = {}): AdmissionOptions['mutate'] {
-  return (pod, request) => {
+  // What it reads of a pod is listed in decode.ts (LIFECYCLE_FIELDS): a route decodes no more.
+  return readsLifecycleFields((pod, request) => {
     const reading = readLifecycle(pod, options);
     if (reading.kind === 'not-ours') return [];
     const label = managedLabelOps(pod);
@@ -241,7 +243,7 @@ export function lifecycleMutator(nodes: () => readonly V1Node[], options: Lifecy
     }
     for (const op of label) ops.push(op);
     return warnings ? { ops, warnings } : { ops };
-  };
+  });
 }
 
 const NONE_KEPT: NonNullable<NativeSidecarPlan['kept']> = Object.freeze([]);
