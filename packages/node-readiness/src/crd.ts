@@ -8,6 +8,7 @@
  * or only `Exists` on a label the kubelet sets on every node), a duration over 24h, bootstrap-only
  * with anyOf or defaultStatus — and refuses changing the taint, which would orphan taints on nodes.
  */
+import { clusterCrd, conditionsSchema } from '@podlife/core';
 import { DurationPattern, EveryNodeLabels, MaxDuration } from './rule.js';
 import { ReadinessTaintPrefix, RuleGroup, RuleKind, RuleResource, RuleVersion } from './names.js';
 
@@ -181,68 +182,31 @@ const statusSchema = {
     completedNodes: count,
     wouldTaintNodes: count,
     wouldUntaintNodes: count,
-    conditions: {
-      type: 'array',
-      maxItems: 8,
-      'x-kubernetes-list-type': 'map',
-      'x-kubernetes-list-map-keys': ['type'],
-      items: {
-        type: 'object',
-        required: ['type', 'status'],
-        properties: {
-          type: { type: 'string', maxLength: 316 },
-          status: status3,
-          reason: { type: 'string', maxLength: 1024 },
-          message: { type: 'string', maxLength: 32768 },
-          lastTransitionTime: { type: 'string', format: 'date-time' },
-        },
-      },
-    },
+    conditions: conditionsSchema(),
   },
 };
 
 /** The NodeReadinessRule CustomResourceDefinition. */
-export const nodeReadinessRuleCrd = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `${RuleResource}.${RuleGroup}` },
-  spec: {
-    group: RuleGroup,
-    scope: 'Cluster',
-    names: { plural: RuleResource, singular: 'nodereadinessrule', kind: RuleKind, listKind: `${RuleKind}List`, shortNames: ['nrr'] },
-    versions: [
-      {
-        name: RuleVersion,
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        additionalPrinterColumns: [
-          { name: 'Taint', type: 'string', jsonPath: '.spec.taint.key' },
-          { name: 'Effect', type: 'string', jsonPath: '.spec.taint.effect' },
-          { name: 'Mode', type: 'string', jsonPath: '.spec.enforcementMode' },
-          { name: 'DryRun', type: 'boolean', jsonPath: '.spec.dryRun' },
-          { name: 'Suspended', type: 'boolean', priority: 1, jsonPath: '.spec.suspend' },
-          { name: 'Matched', type: 'integer', jsonPath: '.status.matchedNodes' },
-          { name: 'Tainted', type: 'integer', jsonPath: '.status.taintedNodes' },
-          { name: 'Accepted', type: 'string', jsonPath: '.status.conditions[?(@.type=="Accepted")].status' },
-          { name: 'Breaker', type: 'string', priority: 1, jsonPath: '.status.conditions[?(@.type=="CircuitBreakerOpen")].status' },
-          { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-        ],
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            description: 'A readiness gate: nodes it selects keep its taint until the node conditions it names are satisfied.',
-            required: ['spec'],
-            properties: {
-              apiVersion: { type: 'string' },
-              kind: { type: 'string' },
-              metadata: { type: 'object' },
-              spec,
-              status: statusSchema,
-            },
-          },
-        },
-      },
-    ],
-  },
-};
+export const nodeReadinessRuleCrd = clusterCrd({
+  group: RuleGroup,
+  version: RuleVersion,
+  kind: RuleKind,
+  plural: RuleResource,
+  singular: 'nodereadinessrule',
+  shortNames: ['nrr'],
+  printerColumns: [
+    { name: 'Taint', type: 'string', jsonPath: '.spec.taint.key' },
+    { name: 'Effect', type: 'string', jsonPath: '.spec.taint.effect' },
+    { name: 'Mode', type: 'string', jsonPath: '.spec.enforcementMode' },
+    { name: 'DryRun', type: 'boolean', jsonPath: '.spec.dryRun' },
+    { name: 'Suspended', type: 'boolean', priority: 1, jsonPath: '.spec.suspend' },
+    { name: 'Matched', type: 'integer', jsonPath: '.status.matchedNodes' },
+    { name: 'Tainted', type: 'integer', jsonPath: '.status.taintedNodes' },
+    { name: 'Accepted', type: 'string', jsonPath: '.status.conditions[?(@.type=="Accepted")].status' },
+    { name: 'Breaker', type: 'string', priority: 1, jsonPath: '.status.conditions[?(@.type=="CircuitBreakerOpen")].status' },
+    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+  ],
+  description: 'A readiness gate: nodes it selects keep its taint until the node conditions it names are satisfied.',
+  spec,
+  status: statusSchema,
+});

@@ -10,6 +10,7 @@
  * judge (an `exec:` name its configuration lacks, a selector that selects kube-system by a label
  * an admin put there) is reported on the policy's status, and the policy is ignored.
  */
+import { clusterCrd, conditionsSchema } from '@podlife/core';
 import { COMPLETION_MODES, NATIVE_SIDECARS_MODES, ON_KEYSTONE_EXIT, STOP_PRESETS, STOP_SIGNALS, CONTAINER_ROLES } from '../annotations.js';
 import { IMAGE_GLOB_MAX, POLICY_LIMITS } from './policy.js';
 import { POLICY_FORBIDDEN_NAMESPACES, PolicyGroup, PolicyKind, PolicyResource, PolicyVersion } from './names.js';
@@ -143,59 +144,27 @@ const statusSchema = {
     observedGeneration: { type: 'integer', format: 'int64' },
     matchedNamespaces: { ...count, description: 'Namespaces the selector selects.' },
     unlabelledNamespaces: { ...count, description: 'Of those, namespaces without podlife.dev/policies: enabled, whose pods the webhook never sees.' },
-    conditions: {
-      type: 'array',
-      maxItems: 8,
-      'x-kubernetes-list-type': 'map',
-      'x-kubernetes-list-map-keys': ['type'],
-      items: {
-        type: 'object',
-        required: ['type', 'status'],
-        properties: {
-          type: { type: 'string', maxLength: 316 },
-          status: { type: 'string', enum: ['True', 'False', 'Unknown'] },
-          reason: { type: 'string', maxLength: 1024 },
-          message: { type: 'string', maxLength: 32768 },
-          lastTransitionTime: { type: 'string', format: 'date-time' },
-          observedGeneration: { type: 'integer', format: 'int64' },
-        },
-      },
-    },
+    conditions: conditionsSchema({ observedGeneration: true }),
   },
 };
 
 /** The LifecyclePolicy CustomResourceDefinition. */
-export const lifecyclePolicyCrd = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `${PolicyResource}.${PolicyGroup}` },
-  spec: {
-    group: PolicyGroup,
-    scope: 'Cluster',
-    names: { plural: PolicyResource, singular: 'lifecyclepolicy', kind: PolicyKind, listKind: `${PolicyKind}List`, shortNames: ['lcp'] },
-    versions: [
-      {
-        name: PolicyVersion,
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        additionalPrinterColumns: [
-          { name: 'Presets', type: 'string', jsonPath: '.spec.presets' },
-          { name: 'Enforce', type: 'boolean', jsonPath: '.spec.enforce' },
-          { name: 'Namespaces', type: 'integer', jsonPath: '.status.matchedNamespaces' },
-          { name: 'Unlabelled', type: 'integer', priority: 1, jsonPath: '.status.unlabelledNamespaces' },
-          { name: 'Accepted', type: 'string', jsonPath: '.status.conditions[?(@.type=="Accepted")].status' },
-          { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-        ],
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            description: 'Lifecycle annotations for pods nobody can annotate: in the namespaces and pods it selects, containers it matches become sidecars (or keystones) that stop as it says. Admin-only.',
-            required: ['spec'],
-            properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' }, spec, status: statusSchema },
-          },
-        },
-      },
-    ],
-  },
-};
+export const lifecyclePolicyCrd = clusterCrd({
+  group: PolicyGroup,
+  version: PolicyVersion,
+  kind: PolicyKind,
+  plural: PolicyResource,
+  singular: 'lifecyclepolicy',
+  shortNames: ['lcp'],
+  printerColumns: [
+    { name: 'Presets', type: 'string', jsonPath: '.spec.presets' },
+    { name: 'Enforce', type: 'boolean', jsonPath: '.spec.enforce' },
+    { name: 'Namespaces', type: 'integer', jsonPath: '.status.matchedNamespaces' },
+    { name: 'Unlabelled', type: 'integer', priority: 1, jsonPath: '.status.unlabelledNamespaces' },
+    { name: 'Accepted', type: 'string', jsonPath: '.status.conditions[?(@.type=="Accepted")].status' },
+    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+  ],
+  description: 'Lifecycle annotations for pods nobody can annotate: in the namespaces and pods it selects, containers it matches become sidecars (or keystones) that stop as it says. Admin-only.',
+  spec,
+  status: statusSchema,
+});
