@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { describe, it, before, after } from 'mocha';
 import { KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { ApiError, ContentType, Informer, KubeClient, sleep, stripManagedFields, type Query } from '@podlife/core';
+import { ApiError, ContentType, Informer, KubeClient, sleep, stripManagedFields, type Query, type RequestOptions } from '@podlife/core';
 import { configMapsPath, type ControlPlane, createNamespace, expectStoreMatchesServer, type HoldingProxy, retry, startControlPlane, startHoldingProxy, type StateOptions, waitFor } from '@podlife/testbed';
 
 /** Reads of the server through restarts and compactions: more attempts, and a longer wait for the store. */
@@ -86,17 +86,21 @@ function informer(
   return new Informer<V1ConfigMap>({ client, path: configMapsPath(ns), transform, watchdogMs, backoff: { minMs: 200, maxMs: 2_000 }, initialSync });
 }
 
-/** A client of its own for the informer, whose GETs (the list's pages) are recorded, and `afterFirst` run once the first has its answer. */
+/**
+ * A client of its own for the informer, whose list requests (the pages, read as streams; watches
+ * are not recorded) are recorded, and `afterFirst` run once the first has its answer.
+ */
 async function recordingClient(cp: ControlPlane, afterFirst: () => Promise<void>): Promise<{ client: KubeClient; asked: Query[]; failed: number[] }> {
   const client = await KubeClient.fromKubeConfig(cp.kubeConfig);
   const asked: Query[] = [];
   const failed: number[] = [];
-  const get = client.get.bind(client);
+  const stream = client.stream.bind(client);
   let first = true;
-  client.get = (async (path: string, query?: Query, signal?: AbortSignal): Promise<unknown> => {
-    asked.push({ ...query });
+  client.stream = (async (opts: RequestOptions) => {
+    if (opts.query?.watch) return stream(opts);
+    asked.push({ ...opts.query });
     try {
-      const page = await get(path, query, signal);
+      const page = await stream(opts);
       if (first) {
         first = false;
         await afterFirst();
@@ -106,7 +110,7 @@ async function recordingClient(cp: ControlPlane, afterFirst: () => Promise<void>
       failed.push(err instanceof ApiError ? err.status : 0);
       throw err;
     }
-  }) as KubeClient['get'];
+  }) as KubeClient['stream'];
   return { client, asked, failed };
 }
 
