@@ -86,8 +86,10 @@ interface PolicyIndex {
   readonly byName: ReadonlyMap<string, readonly MatchRef[]>;
   readonly globs: readonly { readonly glob: string; readonly refs: readonly MatchRef[] }[];
   readonly byNamespace: WeakMap<object, readonly number[]>;
-  /** `name NUL image` -> each policy's first claiming match, in policy order. */
-  readonly byContainer: Map<string, readonly MatchRef[]>;
+  /** A container's name, then its image (or '') -> each policy's first claiming match, in policy order. */
+  readonly byContainer: Map<string, Map<string, readonly MatchRef[]>>;
+  /** Answers kept in byContainer. */
+  kept: number;
 }
 
 /** Match `m` of policy `p` (indices into the list and into its matches). */
@@ -112,7 +114,7 @@ function indexOf(policies: readonly CompiledPolicy[]): PolicyIndex {
       for (const g of match.images) globs.set(g, [...(globs.get(g) ?? []), { p, m }]);
     }),
   );
-  index = { byName, globs: [...globs].map(([glob, refs]) => ({ glob, refs })), byNamespace: new WeakMap(), byContainer: new Map() };
+  index = { byName, globs: [...globs].map(([glob, refs]) => ({ glob, refs })), byNamespace: new WeakMap(), byContainer: new Map(), kept: 0 };
   INDEXES.set(policies, index);
   return index;
 }
@@ -132,8 +134,7 @@ function firstMatches(index: PolicyIndex, c: V1Container): readonly MatchRef[] {
   // A container's fields come from the wire: anything but a string names nothing.
   const name = typeof c.name === 'string' ? c.name : '';
   const image = typeof c.image === 'string' && index.globs.length > 0 ? c.image : '';
-  const key = `${name}\u0000${image}`;
-  let refs = index.byContainer.get(key);
+  let refs = index.byContainer.get(name)?.get(image);
   if (refs) return refs;
   const first = new Map<number, number>();
   const take = (list: readonly MatchRef[]) => {
@@ -146,18 +147,27 @@ function firstMatches(index: PolicyIndex, c: V1Container): readonly MatchRef[] {
     for (const g of index.globs) if (globMatches(g.glob, repo)) take(g.refs);
   }
   refs = first.size === 0 ? NO_REFS : [...first].sort(([a], [b]) => a - b).map(([p, m]) => ({ p, m }));
-  if (index.byContainer.size >= CONTAINERS_KEPT) index.byContainer.clear();
-  index.byContainer.set(key, refs);
+  if (index.kept >= CONTAINERS_KEPT) {
+    index.byContainer.clear();
+    index.kept = 0;
+  }
+  let images = index.byContainer.get(name);
+  if (!images) index.byContainer.set(name, (images = new Map()));
+  images.set(image, refs);
+  index.kept++;
   return refs;
 }
 
-/** The first claim of each container, and the conflicts of later ones. */
-function claims(containers: readonly V1Container[], all: readonly CompiledPolicy[], index: PolicyIndex, selecting: readonly boolean[]): { byContainer: Map<string, Claim>; conflicts: PolicyConflict[] } {
+/** The first claim of each container, and the conflicts of later ones; `selecting`: the indices of the policies that select the pod, ascending. */
+function claims(containers: readonly V1Container[], all: readonly CompiledPolicy[], index: PolicyIndex, selecting: readonly number[]): { byContainer: Map<string, Claim>; conflicts: PolicyConflict[] } {
   const byContainer = new Map<string, Claim>();
   const conflicts: PolicyConflict[] = [];
   for (const c of containers) {
+    // Both lists ascend: one walk finds the claiming policies that select the pod.
+    let j = 0;
     for (const { p, m } of firstMatches(index, c)) {
-      if (!selecting[p]) continue;
+      while (j < selecting.length && (selecting[j] as number) < p) j++;
+      if (selecting[j] !== p) continue;
       const policy = all[p] as CompiledPolicy;
       const match = policy.matches[m] as CompiledMatch;
       const first = byContainer.get(c.name);
@@ -188,12 +198,9 @@ export function applyPolicies(pod: V1Pod, policies: readonly CompiledPolicy[], c
   if (policies.length === 0 || ctx.namespaceLabels === undefined) return NOTHING;
   const index = indexOf(policies);
   const candidates = inNamespace(index, policies, ctx.namespaceLabels);
-  if (candidates.length === 0) return NOTHING;
-  let selecting: boolean[] | undefined;
-  for (const p of candidates) {
-    if (selectsPod(policies[p] as CompiledPolicy, pod)) (selecting ??= new Array<boolean>(policies.length).fill(false))[p] = true;
-  }
-  if (!selecting) return NOTHING;
+  // Most policies select by namespace alone: the list of those that take it is then the answer.
+  const selecting = candidates.every((p) => selectsPod(policies[p] as CompiledPolicy, pod)) ? candidates : candidates.filter((p) => selectsPod(policies[p] as CompiledPolicy, pod));
+  if (selecting.length === 0) return NOTHING;
   const containers = Array.isArray(pod.spec?.containers) ? pod.spec.containers : [];
   const { byContainer, conflicts } = claims(containers, policies, index, selecting);
   if (byContainer.size === 0) return conflicts.length === 0 ? NOTHING : { ...NOTHING, conflicts };
@@ -214,13 +221,13 @@ export function applyPolicies(pod: V1Pod, policies: readonly CompiledPolicy[], c
     if (own[key] !== value) out[key] = value;
     else if (key in out) delete out[key];
   };
-  const applied = new Array<boolean>(policies.length).fill(false);
+  const applied: number[] = [];
   let nativeOff = false;
   for (const c of containers) {
     const claim = byContainer.get(c.name);
     if (!claim) continue;
     const { policy, match } = claim;
-    applied[claim.p] = true;
+    if (!applied.includes(claim.p)) applied.push(claim.p);
     const podWon = !policy.enforce && ownsContainer(own, c.name, claim);
     put(PolicyAnnotation.ContainerPrefix + c.name, recordOf(policy.name, match.name, podWon));
     if (podWon) continue;
@@ -228,7 +235,7 @@ export function applyPolicies(pod: V1Pod, policies: readonly CompiledPolicy[], c
     put(Annotation.StopPrefix + c.name, match.stop);
     if (match.role === 'sidecar' && !match.nativeConversion) nativeOff = true;
   }
-  const order = policies.filter((_, i) => applied[i] === true);
+  const order = applied.sort((a, b) => a - b).map((p) => policies[p] as CompiledPolicy);
   podLevel(put, own, order, Annotation.Completion, 'completion');
   podLevel(put, own, order, Annotation.OnKeystoneExit, 'onKeystoneExit');
   if (nativeOff) put(Annotation.NativeSidecars, 'false');

@@ -41,12 +41,8 @@ export const LIFECYCLE_FIELDS: Fields = {
     kind: ALL,
     operation: ALL,
     namespace: ALL,
-    name: ALL,
-    dryRun: ALL,
     object: {
-      apiVersion: ALL,
-      kind: ALL,
-      metadata: { name: ALL, generateName: ALL, namespace: ALL, labels: ALL, annotations: ALL, ownerReferences: ALL },
+      metadata: { namespace: ALL, labels: ALL, annotations: ALL, ownerReferences: ALL },
       spec: {
         containers: CONTAINER,
         initContainers: CONTAINER,

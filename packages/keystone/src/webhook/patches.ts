@@ -67,6 +67,8 @@ export function lifecycleAnnotationOps(pod: V1Pod, entries: Readonly<Record<stri
 
 /** The maps and the list a builder creates whole when the pod has none. */
 const CREATED_WHOLE = new Set(['/metadata/annotations', '/metadata/labels', '/spec/containers']);
+/** The longest of them: a longer path (most are: a member's) is none, without hashing it. */
+const CREATED_WHOLE_MAX = Math.max(...[...CREATED_WHOLE].map((p) => p.length));
 
 /**
  * One patch from several builders' ops, each built from the same incoming pod: the first op that
@@ -84,7 +86,7 @@ export function composed(ops: readonly JsonPatchOp[]): readonly JsonPatchOp[] {
   let out: JsonPatchOp[] | undefined;
   for (let i = 0; i < ops.length; i++) {
     const op = ops[i] as JsonPatchOp;
-    const whole = op.op === 'add' && CREATED_WHOLE.has(op.path);
+    const whole = op.op === 'add' && op.path.length <= CREATED_WHOLE_MAX && CREATED_WHOLE.has(op.path);
     if (whole && created?.has(op.path)) {
       out ??= ops.slice(0, i);
       out.push(...membersOf(op));
