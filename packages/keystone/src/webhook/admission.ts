@@ -26,6 +26,7 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { JsonPatchOp } from '@podlife/core';
 import { readLifecycle, type LifecycleOptions, type NativeRecord } from '../annotations.js';
 import { readsLifecycleFields } from './decode.js';
+import { writePatchJson } from './patch-json.js';
 import { composed, managedLabelOps, nativeRecordOp, nativeSidecarPlanOf, restartInPlacePlanOf, type NativeSidecarPlan } from './patches.js';
 
 /** The request of an AdmissionReview, as much of it as podlife reads. */
@@ -128,13 +129,16 @@ function describe(v: unknown): string {
 /**
  * The UTF-8 bytes of a patch are written into one buffer kept for the purpose and read back as
  * base64. `Buffer.from` takes its bytes from Node's shared 8 KiB pool and allocates a new pool
- * every few reviews, which set the encoding's tail (docs/adr/0249). A patch that may not fit
- * (more than a third of the buffer in UTF-16 units) gets a buffer of its own.
+ * every few reviews, which set the encoding's tail (docs/adr/0249). The ops are written there
+ * without a JSON string in between (patch-json.ts); a patch that writer leaves to JSON.stringify,
+ * and that may not fit (more than a third of the buffer in UTF-16 units), gets a buffer of its own.
  */
 const PATCH_BYTES = Buffer.allocUnsafeSlow(16 * 1024);
 
-function base64Json(value: unknown): string {
-  const json = JSON.stringify(value);
+function base64Patch(ops: readonly JsonPatchOp[]): string {
+  const written = writePatchJson(ops, PATCH_BYTES);
+  if (written >= 0) return PATCH_BYTES.toString('base64', 0, written);
+  const json = JSON.stringify(ops);
   if (json.length * 3 > PATCH_BYTES.length) return Buffer.from(json).toString('base64');
   return PATCH_BYTES.toString('base64', 0, PATCH_BYTES.write(json));
 }
@@ -189,7 +193,7 @@ export function handleAdmissionReview(body: unknown, options: AdmissionOptions):
     if (result.deny !== undefined) return review(response);
     if (result.ops && result.ops.length > 0) {
       // Inside the try: a pod nested deeper than JSON.stringify can recurse is allowed unchanged.
-      response.patch = base64Json(composed(result.ops));
+      response.patch = base64Patch(composed(result.ops));
       response.patchType = 'JSONPatch';
     }
     return review(response);
