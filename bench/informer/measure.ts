@@ -4,9 +4,9 @@
  * variants, its nodes) — a streaming list, or paged where the API refuses streaming; parsed from
  * bytes as in production — keep watching, and once synced the process reports its memory.
  *
- * The informer transforms each object as its event arrives (streaming) or each page as it arrives
- * (paged), so the peak during the initial sync is the slimmed cache plus what the garbage
- * collector has not yet reclaimed.
+ * The informer transforms each object as its event arrives (streaming) or as it is read from a
+ * page (paged, ADR 0281), so the peak during the initial sync is the slimmed cache plus what the
+ * garbage collector has not yet reclaimed.
  *
  * Run by run.ts with `--expose-gc` and an IPC channel, over which it sends one `Measurement`.
  */

@@ -231,7 +231,7 @@ async function main(): Promise<void> {
       'peak/idle = peak RSS over RSS idle (steady); idle/raw = RSS idle over the raw JSON of all the pods; peak/raw = peak RSS over it.',
       'at the sampled peak: the highest RSS of a sample every 20 ms during the sync, split into V8\'s heap as committed (per space), the',
       'array buffers and other external memory V8 knows of, and the rest (Node\'s own allocations, the binary\'s pages, allocator slack).',
-      'The informer transforms each pod as it arrives (streaming) or each page (paged): no whole list of full pods is ever held.',
+      'The informer transforms each pod as its event arrives (streaming) or as its bytes in a page end (paged): never a whole page or list of full pods.',
     ].join('\n'),
   );
 

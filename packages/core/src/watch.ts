@@ -79,9 +79,9 @@ export interface KubeListWatchOptions {
   labelSelector?: string;
   fieldSelector?: string;
   /**
-   * Objects per list page; default 100. Larger pages are fewer requests, but a page of full pods
-   * that outlives V8's young generation is promoted before it dies, and the old generation grows
-   * to hold that garbage: 500 pods a page peaked at 1.8x the steady cache at 150k pods, 100 at 1.03x.
+   * Objects per list page; default 100. A page is read one item at a time, so its size sets the
+   * number of requests, not the memory of the list (docs/adr/0281; whole pages of 500 pods had
+   * peaked at 1.8x the steady cache at 150k pods, ADR 0080).
    */
   pageSize?: number;
 }
