@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'mocha';
 import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { ApiError, ContentType, KubeClient, resourcePath, silentLogger } from '@podlife/core';
 import { ControllerApp, defaultConfig, parseFlags, policyWebhookEntry, webhookEntry, type ControllerFlags } from '@podlife/controller';
-import { lifecyclePolicyCrd, POLICY_PATH, type LifecyclePolicy } from '@podlife/keystone';
+import { lifecyclePolicyCrd, POLICY_PATH, roleNotes, type LifecyclePolicy } from '@podlife/keystone';
 import { type ControlPlane, createNamespace, INJECTOR_SHAPES, localWebhook, type LocalWebhook, SAW_POLICIES_ANNOTATION, SHAPE_ANNOTATION, sharedControlPlane, testInjector, type TestInjector, waitFor } from '@podlife/testbed';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
@@ -205,6 +205,34 @@ describe('lifecycle policies on a real API server', function () {
     const pod = await client.create<V1Pod>(podsPath(ns), own, { dryRun: 'All' });
     assert.equal(pod.metadata?.annotations?.['stop.podlife.dev/istio-proxy'], 'signal:INT');
     assert.equal(pod.metadata?.annotations?.['policy.podlife.dev/istio-proxy'], `mesh-${run}/istio-proxy:pod`);
+    assert.deepEqual(roleNotes(pod), [
+      `istio-proxy is a sidecar, stopped by signal:INT: from the pod's own annotations, which won over policy mesh-${run}, match istio-proxy (set enforce: true on the policy to make it win)`,
+    ]);
+  });
+
+  it("an enforcing policy wins over the pod's own annotations, and explain names it", async function () {
+    this.timeout(30_000);
+    // Sorts before mesh-<run>, so its match claims istio-proxy first; only pods labelled strict=yes.
+    const strict = `a-strict-${run}`;
+    await createPolicy(policy(strict, { namespaceSelector: { matchLabels: { team } }, podSelector: { matchLabels: { strict: 'yes' } }, enforce: true, containers: [{ name: 'proxy', containerName: 'istio-proxy', role: 'sidecar', stop: 'signal:TERM' }] }));
+    const own = (name: string): V1Pod => {
+      const p = plainPod(name, 'istio-proxy');
+      p.metadata!.labels = { strict: 'yes' };
+      p.metadata!.annotations = { ...p.metadata!.annotations, 'role.podlife.dev/istio-proxy': 'sidecar', 'stop.podlife.dev/istio-proxy': 'signal:INT' };
+      return p;
+    };
+    const pod = await waitFor('the enforcing policy in the webhook', async () => {
+      const p = await client.create<V1Pod>(podsPath(ns), own(`strict-${randomBytes(3).toString('hex')}`), { dryRun: 'All' });
+      return p.metadata?.annotations?.['stop.podlife.dev/istio-proxy'] === 'signal:TERM' ? p : undefined;
+    }, { timeoutMs: 20_000 });
+    assert.equal(pod.metadata?.annotations?.['policy.podlife.dev/istio-proxy'], `${strict}/proxy`);
+    assert.equal(pod.metadata?.annotations?.['podlife.dev/policies'], strict);
+    assert.deepEqual(roleNotes(pod), [`istio-proxy is a sidecar, stopped by signal:TERM: from policy ${strict}, match proxy`]);
+    // Pods without the label keep their own keys: the policy selects pods, not the namespace.
+    const unselected = await client.create<V1Pod>(podsPath(ns), { ...own('not-strict'), metadata: { ...own('not-strict').metadata, labels: {} } }, { dryRun: 'All' });
+    assert.equal(unselected.metadata?.annotations?.['stop.podlife.dev/istio-proxy'], 'signal:INT');
+    await client.delete(policyPath(strict));
+    created.splice(created.indexOf(strict), 1);
   });
 
   it('two overlapping policies: the same outcome on every run, and a Warning Event naming both', async function () {
