@@ -17,6 +17,8 @@
  *   `update` for changed resourceVersions, `delete` (with the last known object) for keys gone;
  * - the transform runs on every object before it is stored or emitted, and then (unless turned
  *   off) equal strings in it are made to share one copy with the rest of the cache;
+ * - an object's `metadata.managedFields` is parsed only when something reads it, so a transform
+ *   that drops it (`stripManagedFields`) never has it parsed (docs/adr/0282);
  * - a throwing event handler is logged and never stops the informer.
  */
 import { EventEmitter } from 'eventemitter3';
@@ -92,10 +94,15 @@ export const DEFAULT_WATCHDOG_MS = 120_000;
 
 const noop = (): void => undefined;
 
-/** Drops `metadata.managedFields`, usually the largest part of a cached object and never needed by a controller. */
+/**
+ * Drops `metadata.managedFields`, usually the largest part of a cached object and never needed by
+ * a controller. It never reads the field, so an informer never parses it (docs/adr/0282).
+ */
 export function stripManagedFields<T extends KubeObject>(obj: T): T {
-  if (!obj.metadata?.managedFields) return obj;
-  const { managedFields: _dropped, ...metadata } = obj.metadata;
+  const from = obj.metadata;
+  if (!from || !Object.hasOwn(from, 'managedFields')) return obj;
+  const metadata: Record<string, unknown> = {};
+  for (const key of Object.keys(from)) if (key !== 'managedFields') metadata[key] = from[key as keyof typeof from];
   return { ...obj, metadata };
 }
 

@@ -130,6 +130,7 @@ class PageReader {
   constructor(
     private readonly what: string,
     private readonly onItem: (item: unknown, fields: PageFields) => void,
+    private readonly parseItem: (text: string) => unknown,
   ) {}
 
   push(bytes: Buffer): void {
@@ -228,16 +229,16 @@ class PageReader {
       else if (value !== null) throw new Error(`${this.what}: the answer's "items" is ${JSON.stringify(value)?.slice(0, 40)}, not an array`);
       this.expecting = 'afterValue';
     } else {
-      const item = this.parse(text, `item ${this.items}`);
+      const item = this.parse(text, `item ${this.items}`, this.parseItem);
       this.items++;
       this.expecting = 'afterItem';
       this.onItem(item, this.fields);
     }
   }
 
-  private parse(text: string, what: string): unknown {
+  private parse(text: string, what: string, parse: (text: string) => unknown = JSON.parse): unknown {
     try {
-      return JSON.parse(text);
+      return parse(text);
     } catch (err) {
       throw new Error(`${this.what}: ${what} in the answer is not JSON (${err instanceof Error ? err.message : String(err)}): ${text.slice(0, 120)}`);
     }
@@ -250,12 +251,18 @@ class PageReader {
 }
 
 /**
- * Reads a list answer from `chunks`, handing each item to `onItem` (with the fields read so far)
- * before reading on; resolves with the fields other than `items` once the answer is complete.
- * `what` starts every error message (e.g. "listing /api/v1/pods").
+ * Reads a list answer from `chunks`, handing each item (parsed by `parseItem`, default
+ * `JSON.parse`) to `onItem` with the fields read so far, before reading on; resolves with the
+ * fields other than `items` once the answer is complete. `what` starts every error message (e.g.
+ * "listing /api/v1/pods").
  */
-export async function readPage(chunks: AsyncIterable<Buffer | string>, what: string, onItem: (item: unknown, fields: PageFields) => void): Promise<PageFields> {
-  const reader = new PageReader(what, onItem);
+export async function readPage(
+  chunks: AsyncIterable<Buffer | string>,
+  what: string,
+  onItem: (item: unknown, fields: PageFields) => void,
+  parseItem: (text: string) => unknown = JSON.parse,
+): Promise<PageFields> {
+  const reader = new PageReader(what, onItem, parseItem);
   for await (const chunk of chunks) reader.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   return reader.finish();
 }

@@ -21,6 +21,7 @@
  */
 import type { V1Status } from '@kubernetes/client-node';
 import { ApiError, isGone, type KubeClient, type Query } from './client.js';
+import { parseDeferringManagedFields } from './managed-fields.js';
 import { readPage, type PageFields } from './page.js';
 import type { KubeObject } from './store.js';
 
@@ -132,10 +133,15 @@ export function kubeListWatch<T extends KubeObject>(client: KubeClient, opts: Ku
     };
     let fields: PageFields;
     try {
-      fields = await readPage(res, what, (item, sofar) => {
-        if (sofar.kind === undefined || sofar.apiVersion === undefined) early.push(item as T);
-        else each(typed(item, sofar));
-      });
+      fields = await readPage(
+        res,
+        what,
+        (item, sofar) => {
+          if (sofar.kind === undefined || sofar.apiVersion === undefined) early.push(item as T);
+          else each(typed(item, sofar));
+        },
+        parseItem,
+      );
     } finally {
       res.destroy();
     }
@@ -236,11 +242,15 @@ export async function* lines(chunks: AsyncIterable<Buffer | string>): AsyncGener
   if (last) yield last;
 }
 
+/** An item of a list page: its `metadata.managedFields` parsed only if read (docs/adr/0282). */
+const parseItem = (text: string): unknown => parseDeferringManagedFields(text, 'object');
+
 /** One watch line as an event; throws the API's ERROR events, skips lines that are not events. */
 export function parseEvent<T>(line: string, path: string): WatchEvent<T> | undefined {
   let raw: unknown;
   try {
-    raw = JSON.parse(line);
+    // The object's managedFields parsed only if read (docs/adr/0282).
+    raw = parseDeferringManagedFields(line, 'event');
   } catch {
     throw new Error(`watch ${path}: malformed event line: ${line.slice(0, 120)}`);
   }

@@ -346,6 +346,20 @@ describe('Informer: paged list over the API client (the fallback where streaming
     assert.equal(asked.find((q) => q.watch && !q.sendInitialEvents)?.resourceVersion, '11');
   });
 
+  it('caches managedFields as sent when no transform drops it, and never parses it when one does', async () => {
+    const withFields = (name: string): TestObject => ({ ...obj(name, '5'), metadata: { ...obj(name, '5').metadata, managedFields: [{ manager: 'kubelet', fieldsV1: { [`k:{"uid":"${name}"}`]: {} } }] } });
+    const serve = (): ReturnType<typeof pagedClient>['client'] =>
+      pagedClient((query, signal) => (query.sendInitialEvents ? refused : query.watch ? watchLines(signal) : page([withFields('a')], { resourceVersion: '10' }))).client;
+    const kept = new Informer<TestObject>({ path: '/api/v1/things', client: serve(), backoff: { minMs: 1, maxMs: 5 } });
+    const dropped = new Informer<TestObject>({ path: '/api/v1/things', client: serve(), backoff: { minMs: 1, maxMs: 5 }, transform: stripManagedFields });
+    running.push(kept, dropped);
+    kept.start();
+    dropped.start();
+    await Promise.all([kept.waitForSync(), dropped.waitForSync()]);
+    assert.deepEqual(kept.store.get('ns/a'), withFields('a'));
+    assert.deepEqual(dropped.store.get('ns/a'), obj('a', '5'));
+  });
+
   it('keeps nothing of a list whose continue token expired: the store is the fresh list alone', async () => {
     let lists = 0;
     const { client } = pagedClient((query, signal) => {
@@ -528,5 +542,11 @@ describe('stripManagedFields', () => {
     const out = stripManagedFields(o);
     assert.deepEqual(out, { metadata: { name: 'a', labels: { x: 'y' } } });
     assert.ok(o.metadata?.managedFields, 'the input is not mutated');
+  });
+
+  it('never reads managedFields, so an informer that reads lists and watches leaves it unparsed', () => {
+    const metadata = { name: 'a' };
+    Object.defineProperty(metadata, 'managedFields', { enumerable: true, get: () => assert.fail('managedFields was read') });
+    assert.deepEqual(stripManagedFields({ metadata }), { metadata: { name: 'a' } });
   });
 });
