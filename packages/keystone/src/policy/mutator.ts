@@ -21,14 +21,21 @@ export interface PolicySource {
   namespaceLabels(namespace: string): Readonly<Record<string, string>> | undefined;
 }
 
-const ANNOTATIONS_PATH = '/metadata/annotations';
-
 /** JSON patch ops adding `entries` to the pod's annotations (creating the map when absent). */
 export function annotationOps(pod: V1Pod, entries: Readonly<Record<string, string>>): JsonPatchOp[] {
-  const keys = Object.keys(entries);
+  return annotationOpsOf(pod, entries, Object.keys(entries));
+}
+
+/** `annotationOps` for `keys`, the keys of `entries`. */
+function annotationOpsOf(pod: V1Pod, entries: Readonly<Record<string, string>>, keys: readonly string[]): JsonPatchOp[] {
   if (keys.length === 0) return [];
   if (!pod.metadata?.annotations) return [{ op: 'add', path: '/metadata/annotations', value: { ...entries } }];
-  return keys.map((key) => ({ op: 'add', path: ANNOTATIONS_PATH + jsonPointer(key), value: entries[key] }));
+  return keys.map((key) => ({ op: 'add', path: annotationPath(key), value: entries[key] }));
+}
+
+/** `/metadata/annotations/<key>`, escaped (RFC 6901); an annotation key holds '/' and seldom '~'. */
+function annotationPath(key: string): string {
+  return key.indexOf('~') < 0 ? `/metadata/annotations/${key.replaceAll('/', '~1')}` : `/metadata/annotations${jsonPointer(key)}`;
 }
 
 /** The admission warnings of an application: conflicts (both policies named) and dropped marks. */
@@ -52,11 +59,12 @@ export function withPolicies(inner: AdmissionOptions['mutate'], source: PolicySo
     const out = inner(annotated, request);
     const result: MutateResult = Array.isArray(out) ? { ops: out as readonly JsonPatchOp[] } : (out as MutateResult);
     if (result.deny !== undefined) return result;
-    const ops = annotationOps(pod, app.annotations);
-    for (const op of result.ops ?? []) ops.push(op);
+    // One list at its size: the annotations first (they may create the map the records go into).
+    const ops = annotationOpsOf(pod, app.annotations, keys).concat(result.ops ?? []);
+    if (app.conflicts.length === 0 && app.warnings.length === 0) return result.warnings ? { ops, warnings: result.warnings } : { ops };
     const warnings = applicationWarnings(app);
     for (const w of result.warnings ?? []) warnings.push(w);
-    return warnings.length > 0 ? { ops, warnings } : { ops };
+    return { ops, warnings };
   };
   return readsOnlyLifecycleFields(inner) ? readsLifecycleFields(mutate) : mutate;
 }
