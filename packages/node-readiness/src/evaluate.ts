@@ -251,7 +251,8 @@ function suspend(view: NodeView, rule: ResolvedRule, before: { changes: number; 
 /**
  * A rule with `after` never releases a node while a rule it names still holds it (or is not in
  * force): its removal is dropped from this decision and the gate says which rule it waits for.
- * Both may go in the same patch, so it is never released before them.
+ * Both may go in the same patch, so it is never released before them. A taint held this way is
+ * adopted like any other it holds, so deleting the rule while it waits still strips it.
  */
 function waitForOthers(view: NodeView, rule: ResolvedRule): boolean {
   const { decision } = view;
@@ -264,7 +265,11 @@ function waitForOthers(view: NodeView, rule: ResolvedRule): boolean {
     return other.holding ? [`rule "${dep}" still holds the node (${other.state})`] : [];
   });
   if (blocking.length === 0) return false;
+  const removal = decision.changes.find(isMine);
   decision.changes = decision.changes.filter((c) => !isMine(c));
+  if (removal !== undefined && view.owned.get(taintId(removal.taint)) !== rule.name) {
+    decision.changes.push(change('adopt', gate, 'rule', 'taint was already on the node'));
+  }
   decision.dryRun = decision.dryRun.filter((c) => !isMine(c));
   gate.holding = !gate.dryRun;
   gate.message = `waiting (spec.after): ${blocking.join('; ')}; then: ${gate.message.replace(/^released: /, '')}`;

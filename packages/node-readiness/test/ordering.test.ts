@@ -15,6 +15,14 @@ describe('rule ordering (after): a rule waits for another to release the node', 
     const g = d.gates.find((x) => x.gate === 'storage');
     assert.equal(g?.holding, true);
     assert.match(g?.message ?? '', /waiting \(spec\.after\): rule "net" still holds the node/);
+    // Held, its taint is recorded as its own, so deleting the rule while it waits still strips it.
+    assert.deepEqual(d.changes.filter((c) => c.op === 'adopt').map((c) => c.gate).sort(), ['net', 'storage']);
+  });
+
+  it('does not record a held taint it already owns a second time', () => {
+    const n = worker().condition('NetReady', 'False').managed({ [`${NET}:NoSchedule`]: 'net', [`${STORAGE}:NoSchedule`]: 'storage' }).build();
+    const d = evaluateNode(n, [net().build(), storage().build()], T0);
+    assert.deepEqual(d.changes, []);
   });
 
   it('releases in the same patch as the rule it waits for, never before it', () => {

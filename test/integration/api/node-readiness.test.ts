@@ -195,6 +195,48 @@ describe('node-readiness against a real API server', function () {
     assert.equal(hasTaint(await getNode(client, 'dry-1'), key), true);
   });
 
+  it('after: a rule releases a node only once the rule it names has released it there', async () => {
+    const first = 'readiness.k8s.io/OrderFirst';
+    const second = 'readiness.k8s.io/OrderSecond';
+    await createRule(client, 'order-first', { conditions: [{ type: 'FirstReady' }], enforcementMode: 'bootstrap-only', taint: { key: first, effect: 'NoSchedule' }, nodeSelector: { matchLabels: { pool: 'order' } } });
+    await createRule(client, 'order-second', { conditions: [{ type: 'SecondReady' }], enforcementMode: 'bootstrap-only', after: ['order-first'], taint: { key: second, effect: 'NoSchedule' }, nodeSelector: { matchLabels: { pool: 'order' } } });
+    await node('order-1', { pool: 'order' }, [{ key: first, effect: 'NoSchedule' }, { key: second, effect: 'NoSchedule' }], [condition('FirstReady', 'False'), condition('SecondReady', 'True')]);
+    await waitFor('both taints adopted', async () => /OrderSecond/.test((await getNode(client, 'order-1')).metadata?.annotations?.[ManagedTaintsAnnotation] ?? ''));
+    // Its own condition is True, yet the rule it waits for still holds the node.
+    await sleep(1500);
+    const held = await getNode(client, 'order-1');
+    assert.equal(hasTaint(held, first), true);
+    assert.equal(hasTaint(held, second), true, 'order-second must wait for order-first');
+
+    await setConditions(client, 'order-1', [condition('FirstReady', 'True'), condition('SecondReady', 'True')]);
+    await waitFor('both released', async () => {
+      const n = await getNode(client, 'order-1');
+      return !hasTaint(n, first) && !hasTaint(n, second);
+    });
+  });
+
+  it('suspend: a suspended rule neither removes nor adds its taint, and says so; unset, it does both', async () => {
+    const key = 'readiness.k8s.io/SuspendTest';
+    const spec: NodeReadinessRuleSpec = { conditions: [{ type: 'SuspReady' }], enforcementMode: 'continuous', debounce: '1s', suspend: true, taint: { key, effect: 'NoSchedule' }, nodeSelector: { matchLabels: { pool: 'susp' } } };
+    await createRule(client, 'susp', spec);
+    await node('susp-1', { pool: 'susp' }, [{ key, effect: 'NoSchedule' }], [condition('SuspReady', 'True')]);
+    await node('susp-2', { pool: 'susp' }, [], [condition('SuspReady', 'False')]);
+    await node('susp-3', { pool: 'susp' }, [], [condition('SuspReady', 'True')]);
+    await node('susp-4', { pool: 'susp' }, [], [condition('SuspReady', 'True')]);
+    const accepted = await waitFor('the rule reported suspended', async () => {
+      const r = await client.get<NodeReadinessRule>(rulePath('susp'));
+      return r.status?.conditions?.find((c) => c.type === 'Accepted' && /suspended/.test(c.message ?? ''));
+    });
+    assert.equal(accepted.status, 'True');
+    // Past the debounce: a rule in force would have released susp-1 and tainted susp-2 by now.
+    await sleep(2500);
+    assert.equal(hasTaint(await getNode(client, 'susp-1'), key), true, 'suspended: susp-1 keeps its taint');
+    assert.equal(hasTaint(await getNode(client, 'susp-2'), key), false, 'suspended: susp-2 is not tainted');
+
+    await client.patch(rulePath('susp'), { spec: { suspend: false } }, ContentType.MergePatch);
+    await waitFor('susp-1 released and susp-2 tainted', async () => !hasTaint(await getNode(client, 'susp-1'), key) && hasTaint(await getNode(client, 'susp-2'), key), { timeoutMs: 10_000 });
+  });
+
   it('zero-config: removes readiness.k8s.io/<Type> once <Type> is True', async () => {
     await node('zc-1', {}, [{ key: 'readiness.k8s.io/ZeroCfgReady', effect: 'NoSchedule' }], [condition('ZeroCfgReady', 'False')]);
     await sleep(300);
