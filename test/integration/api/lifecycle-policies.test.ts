@@ -201,38 +201,13 @@ describe('lifecycle policies on a real API server', function () {
   it("the pod's own annotations win over a policy that does not enforce, and the record says so", async function () {
     this.timeout(20_000);
     const own = { ...plainPod('own-stop', 'istio-proxy') };
-    own.metadata!.annotations = { ...own.metadata!.annotations, 'stop.podlife.dev/istio-proxy': 'signal:INT', 'role.podlife.dev/istio-proxy': 'sidecar' };
+    own.metadata!.annotations = { ...own.metadata!.annotations, 'stop.podlife.dev/istio-proxy': 'signal:INT', 'role.podlife.dev/istio-proxy': 'sidecar', 'podlife.dev/native-sidecars': 'false' };
     const pod = await client.create<V1Pod>(podsPath(ns), own, { dryRun: 'All' });
     assert.equal(pod.metadata?.annotations?.['stop.podlife.dev/istio-proxy'], 'signal:INT');
     assert.equal(pod.metadata?.annotations?.['policy.podlife.dev/istio-proxy'], `mesh-${run}/istio-proxy:pod`);
     assert.deepEqual(roleNotes(pod), [
       `istio-proxy is a sidecar, stopped by signal:INT: from the pod's own annotations, which won over policy mesh-${run}, match istio-proxy (set enforce: true on the policy to make it win)`,
     ]);
-  });
-
-  it("an enforcing policy wins over the pod's own annotations, and explain names it", async function () {
-    this.timeout(30_000);
-    // Sorts before mesh-<run>, so its match claims istio-proxy first; only pods labelled strict=yes.
-    const strict = `a-strict-${run}`;
-    await createPolicy(policy(strict, { namespaceSelector: { matchLabels: { team } }, podSelector: { matchLabels: { strict: 'yes' } }, enforce: true, containers: [{ name: 'proxy', containerName: 'istio-proxy', role: 'sidecar', stop: 'signal:TERM' }] }));
-    const own = (name: string): V1Pod => {
-      const p = plainPod(name, 'istio-proxy');
-      p.metadata!.labels = { strict: 'yes' };
-      p.metadata!.annotations = { ...p.metadata!.annotations, 'role.podlife.dev/istio-proxy': 'sidecar', 'stop.podlife.dev/istio-proxy': 'signal:INT' };
-      return p;
-    };
-    const pod = await waitFor('the enforcing policy in the webhook', async () => {
-      const p = await client.create<V1Pod>(podsPath(ns), own(`strict-${randomBytes(3).toString('hex')}`), { dryRun: 'All' });
-      return p.metadata?.annotations?.['stop.podlife.dev/istio-proxy'] === 'signal:TERM' ? p : undefined;
-    }, { timeoutMs: 20_000 });
-    assert.equal(pod.metadata?.annotations?.['policy.podlife.dev/istio-proxy'], `${strict}/proxy`);
-    assert.equal(pod.metadata?.annotations?.['podlife.dev/policies'], strict);
-    assert.deepEqual(roleNotes(pod), [`istio-proxy is a sidecar, stopped by signal:TERM: from policy ${strict}, match proxy`]);
-    // Pods without the label keep their own keys: the policy selects pods, not the namespace.
-    const unselected = await client.create<V1Pod>(podsPath(ns), { ...own('not-strict'), metadata: { ...own('not-strict').metadata, labels: {} } }, { dryRun: 'All' });
-    assert.equal(unselected.metadata?.annotations?.['stop.podlife.dev/istio-proxy'], 'signal:INT');
-    await client.delete(policyPath(strict));
-    created.splice(created.indexOf(strict), 1);
   });
 
   it('two overlapping policies: the same outcome on every run, and a Warning Event naming both', async function () {
@@ -281,6 +256,33 @@ describe('lifecycle policies on a real API server', function () {
       return (p.status?.conditions as { type: string; status: string; message: string }[] | undefined)?.find((c) => c.type === 'Accepted' && c.status === 'False');
     }, { timeoutMs: 20_000 });
     assert.match(bad.message, /spec\.containers\[0\]\.stop: no command "nope"/);
+  });
+
+  it("an enforcing policy wins over the pod's own annotations, and explain names it", async function () {
+    this.timeout(30_000);
+    // Sorts before mesh-<run>, so its match claims istio-proxy first; only pods labelled strict=yes.
+    // Last in this file: while it exists it overlaps the others, and its deletion reaches the controller later.
+    const strict = `a-strict-${run}`;
+    await createPolicy(policy(strict, { namespaceSelector: { matchLabels: { team } }, podSelector: { matchLabels: { strict: 'yes' } }, enforce: true, containers: [{ name: 'proxy', containerName: 'istio-proxy', role: 'sidecar', stop: 'signal:TERM' }] }));
+    const own = (name: string): V1Pod => {
+      const p = plainPod(name, 'istio-proxy');
+      p.metadata!.labels = { strict: 'yes' };
+      // Not made native, whatever the nodes of the cluster allow: the note then has one form.
+      p.metadata!.annotations = { ...p.metadata!.annotations, 'role.podlife.dev/istio-proxy': 'sidecar', 'stop.podlife.dev/istio-proxy': 'signal:INT', 'podlife.dev/native-sidecars': 'false' };
+      return p;
+    };
+    const pod = await waitFor('the enforcing policy in the webhook', async () => {
+      const p = await client.create<V1Pod>(podsPath(ns), own(`strict-${randomBytes(3).toString('hex')}`), { dryRun: 'All' });
+      return p.metadata?.annotations?.['stop.podlife.dev/istio-proxy'] === 'signal:TERM' ? p : undefined;
+    }, { timeoutMs: 20_000 });
+    assert.equal(pod.metadata?.annotations?.['policy.podlife.dev/istio-proxy'], `${strict}/proxy`);
+    assert.equal(pod.metadata?.annotations?.['podlife.dev/policies'], strict);
+    assert.deepEqual(roleNotes(pod), [`istio-proxy is a sidecar, stopped by signal:TERM: from policy ${strict}, match proxy`]);
+    // Pods without the label keep their own keys: the policy selects pods, not the namespace.
+    const unselected = await client.create<V1Pod>(podsPath(ns), { ...own('not-strict'), metadata: { ...own('not-strict').metadata, labels: {} } }, { dryRun: 'All' });
+    assert.equal(unselected.metadata?.annotations?.['stop.podlife.dev/istio-proxy'], 'signal:INT');
+    await client.delete(policyPath(strict));
+    created.splice(created.indexOf(strict), 1);
   });
 });
 
