@@ -1,6 +1,7 @@
 /**
- * The AdmissionReview handler alone (no TLS, no HTTP): handleAdmissionReview on a pod with
- * a sidecar to convert, beside a baseline of JSON.parse + JSON.stringify of the same review
+ * The AdmissionReview handler alone (no TLS, no HTTP): the lifecycle route (`admissionRoute`:
+ * decoding the body, as the server hands it over, and handleAdmissionReview) on a pod with a
+ * sidecar to convert, beside a baseline of JSON.parse + JSON.stringify of the same review
  * (the floor any handler pays). Latency p50/p99 per call and throughput, with 100 and with 15,000
  * nodes in the cluster: the `auto` conversion asks about every node that may run the pod, and
  * that answer is kept per node list (docs/adr/0182), so the two should cost the same.
@@ -14,7 +15,7 @@
  *   tsc -b packages/keystone && node --import tsx bench/keystone/webhook.ts
  */
 import type { V1Node } from '@kubernetes/client-node';
-import { handleAdmissionReview, lifecycleMutator } from '@podlife/keystone';
+import { admissionRoute, handleAdmissionReview, lifecycleMutator, type WebhookAnswer } from '@podlife/keystone';
 import { convertsSidecar } from '../conversion.js';
 import { judge, loadAverage, percentile, times } from '../verdict.js';
 
@@ -97,27 +98,31 @@ function run(label: string, fn: () => unknown, n = 50_000): number {
 console.log(`AdmissionReview handling, one core (node ${process.version}; ${loadAverage()})\n`);
 const floor = run('baseline: JSON.parse + JSON.stringify', () => JSON.stringify(JSON.parse(body)));
 let handler = NaN;
+const never = new AbortController().signal;
+/** The route as the server calls it: the body's bytes in, the answer out, stringified as the server writes it. */
 const handle = (nodes: readonly V1Node[], review = body): (() => string) => {
-  const mutate = lifecycleMutator(() => nodes);
+  const route = admissionRoute({ mutate: lifecycleMutator(() => nodes) });
+  const bytes = Buffer.from(review);
   return () => {
-    const out = handleAdmissionReview(JSON.parse(review), { mutate });
-    if (out.httpStatus !== 200 || !convertsSidecar(out.review.response.patch)) throw new Error('expected a patch that converts the sidecar');
-    return JSON.stringify(out.review);
+    const out = route(bytes, never) as WebhookAnswer;
+    const answer = out.body as { response?: { patch?: string } };
+    if (out.status !== 200 || !convertsSidecar(answer.response?.patch)) throw new Error('expected a patch that converts the sidecar');
+    return JSON.stringify(answer);
   };
 };
 for (const size of [100, 15_000]) {
-  const p99 = run(`parse + handleAdmissionReview + stringify, ${size.toLocaleString('en-US')} nodes`, handle(fleet(size)));
+  const p99 = run(`route (decode + handle) + stringify, ${size.toLocaleString('en-US')} nodes`, handle(fleet(size)));
   handler = Number.isNaN(handler) ? p99 : Math.max(handler, p99);
 }
 console.log('\neach call after a 2 ms pause (500 requests/s), 100 nodes:');
 const pausedFloor = await paced('baseline: JSON.parse + JSON.stringify', () => JSON.stringify(JSON.parse(body)));
-const pausedHandler = await paced('parse + handleAdmissionReview + stringify', handle(fleet(100)));
+const pausedHandler = await paced('route (decode + handle) + stringify', handle(fleet(100)));
 console.log(`  after a pause: the handler ${times(pausedHandler / pausedFloor)} the floor at p50 (no target)`);
 const meshPatch = handleAdmissionReview(JSON.parse(meshBody), { mutate: lifecycleMutator(() => fleet(100)) });
 const meshPatchBytes = meshPatch.httpStatus === 200 ? (meshPatch.review.response.patch?.length ?? 0) : 0;
 console.log(`\na mesh proxy as the sidecar: review ${meshBody.length.toLocaleString('en-US')} bytes (the one above: ${body.length.toLocaleString('en-US')}), patch ${meshPatchBytes} bytes of base64; 100 nodes:`);
 run('baseline: JSON.parse + JSON.stringify', () => JSON.stringify(JSON.parse(meshBody)));
-run('parse + handleAdmissionReview + stringify', handle(fleet(100), meshBody));
+run('route (decode + handle) + stringify', handle(fleet(100), meshBody));
 await paced('after a 2 ms pause: baseline', () => JSON.stringify(JSON.parse(meshBody)));
 await paced('after a 2 ms pause: the handler', handle(fleet(100), meshBody));
 judge({
