@@ -15,7 +15,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { PodLifecycle } from './annotations.js';
 import { lastExit, phaseFromMains, statusOf } from './container-states.js';
-import { DEFAULT_GRACE_SECONDS, DEFAULT_MIN_STAGE_MS, NONE, none, type Decision, type EvaluateOptions } from './decision.js';
+import { DEFAULT_GRACE_SECONDS, NONE, none, type Decision, type EvaluateOptions } from './decision.js';
 import { readProgress, type Progress } from './progress.js';
 import { progressUpdate, stoppedUpdate, type SidecarExit, type StatusUpdate } from './records.js';
 import { scheduleStop, type StopOrder } from './schedule.js';
@@ -62,7 +62,7 @@ export function planStop(pod: V1Pod, lifecycle: PodLifecycle, fired: StopTrigger
     nextEvaluationAtMs: schedule.nextEvaluationAtMs,
     requeueAfterMs: schedule.requeueAfterMs,
     lateByMs: schedule.lateByMs,
-    minStageMs: options.minStageMs ?? DEFAULT_MIN_STAGE_MS,
+    minStageMs: schedule.minStageMs,
     issued: progress.issued,
     failed: schedule.failed,
     stopped,

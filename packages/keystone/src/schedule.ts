@@ -214,6 +214,8 @@ export interface StopSchedule {
   readonly nextEvaluationAtMs: number | undefined;
   readonly requeueAfterMs: number | undefined;
   readonly lateByMs: number | undefined;
+  /** The least share of a stage, as the options give it or its default. */
+  readonly minStageMs: number;
 }
 
 /**
@@ -252,6 +254,7 @@ export function scheduleStop(pod: V1Pod, order: StopOrder, progress: Progress, f
     nextEvaluationAtMs: nextAtMs,
     requeueAfterMs: requeueAfter(nextAtMs, nowMs),
     lateByMs: late,
+    minStageMs,
   };
 }
 
