@@ -21,6 +21,14 @@ describe('bench --repeat: each target over N runs, judged on the worst', () => {
     assert.equal(leadingNumber('not measured'), undefined);
   });
 
+  it('reads the figure after a percentile\'s name, not the name\'s digits', () => {
+    assert.deepEqual(leadingNumber('p99 965.8 ms'), { value: 965.8, unit: 'ms' });
+    assert.deepEqual(leadingNumber('p99 1,220.6 ms (5000/5000 released)'), { value: 1220.6, unit: 'ms' });
+    assert.deepEqual(leadingNumber('peak 357 MiB (at the end 354 MiB)'), { value: 357, unit: 'MiB' });
+    assert.deepEqual(leadingNumber('-72 ms'), { value: -72, unit: 'ms' });
+    assert.equal(leadingNumber('p99'), undefined);
+  });
+
   it('gives min / median / max over the runs and PASS when every run passed', () => {
     const runs = ['1.10x', '1.04x', '1.12x', '1.08x', '1.06x'].map((r) => [verdict(PEAK, r, true)]);
     const [row] = aggregate('informer', runs);

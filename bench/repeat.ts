@@ -35,9 +35,13 @@ export interface RepeatedTarget {
   load: [number, number];
 }
 
-/** The first number in `text` ("1.13x" -> 1.13, "p99 2.41 ms" -> 2.41, "+49 MiB" -> 49), and what follows it up to a space. */
+/**
+ * The first number in `text` that stands as a word of its own ("1.13x" -> 1.13, "p99 2.41 ms" ->
+ * 2.41, "+49 MiB" -> 49), and what follows it up to a space. Digits inside a word are a name,
+ * not a figure: the 99 of "p99" is never read.
+ */
 export function leadingNumber(text: string | undefined): { value: number; unit: string } | undefined {
-  const m = /(-?\d[\d,]*(?:\.\d+)?)\s*([a-zA-Z%/]*)/.exec(text ?? '');
+  const m = /(?<![\w.])(-?\d[\d,]*(?:\.\d+)?)\s*([a-zA-Z%/]*)/.exec(text ?? '');
   if (!m) return undefined;
   const value = Number((m[1] as string).replaceAll(',', ''));
   return Number.isFinite(value) ? { value, unit: m[2] ?? '' } : undefined;
