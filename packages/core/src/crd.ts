@@ -1,7 +1,8 @@
 /**
  * Builders for podlife's CustomResourceDefinitions: the envelope of a cluster-scoped resource
- * served in one version with a status subresource, and the `conditions` list of a status in the
- * shape of metav1.Condition. The rule-specific parts (spec schema, counts, printer columns) stay
+ * served in one version with a status subresource, the `conditions` list of a status in the
+ * shape of metav1.Condition, and a label selector in the shape of metav1.LabelSelector. The
+ * rule-specific parts (spec schema, counts, printer columns, what a selector must select) stay
  * with each resource.
  *
  * Guarantees: plain objects with their keys in the order the rendered manifests show them, built
@@ -98,5 +99,37 @@ export function conditionsSchema(options: { readonly observedGeneration?: boolea
         ...(options.observedGeneration ? { observedGeneration: { type: 'integer', format: 'int64' } } : {}),
       },
     },
+  };
+}
+
+/**
+ * A metav1.LabelSelector with bounds: at most 32 labels and 32 expressions, names and values of
+ * Kubernetes' lengths, and In/NotIn with values, Exists/DoesNotExist without (CEL, per expression).
+ * `validations` are the resource's own rules on the whole selector (e.g. that it selects something).
+ */
+export function labelSelectorSchema(description?: string, validations: readonly Record<string, unknown>[] = []): Record<string, unknown> {
+  return {
+    type: 'object',
+    ...(description === undefined ? {} : { description }),
+    properties: {
+      matchLabels: { type: 'object', maxProperties: 32, additionalProperties: { type: 'string', maxLength: 63 } },
+      matchExpressions: {
+        type: 'array',
+        maxItems: 32,
+        items: {
+          type: 'object',
+          required: ['key', 'operator'],
+          properties: {
+            key: { type: 'string', maxLength: 316 },
+            operator: { type: 'string', enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'] },
+            values: { type: 'array', maxItems: 64, items: { type: 'string', maxLength: 63 } },
+          },
+          'x-kubernetes-validations': [
+            { rule: "(self.operator == 'In' || self.operator == 'NotIn') == (has(self.values) && size(self.values) > 0)", message: 'In and NotIn need values; Exists and DoesNotExist take none' },
+          ],
+        },
+      },
+    },
+    ...(validations.length > 0 ? { 'x-kubernetes-validations': validations.map((v) => ({ ...v })) } : {}),
   };
 }

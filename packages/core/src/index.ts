@@ -29,7 +29,7 @@ export { kubeLeaseApi, LeaderElector } from './leader.js';
 export type { LeaderElectorOptions, LeaseApi, LeaseObject } from './leader.js';
 export { EventRecorder } from './events.js';
 export type { EventObject, EventRecorderLike, EventRecorderOptions, EventSink, EventType, ObjectReference } from './events.js';
-export { clusterCrd, conditionsSchema } from './crd.js';
+export { clusterCrd, conditionsSchema, labelSelectorSchema } from './crd.js';
 export type { ClusterCrd, ClusterCrdOptions } from './crd.js';
 export { Manager } from './manager.js';
 export type { LeaderElectionOptions, ManagerOptions, ManagerRoute } from './manager.js';

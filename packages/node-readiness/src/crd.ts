@@ -8,7 +8,7 @@
  * or only `Exists` on a label the kubelet sets on every node), a duration over 24h, bootstrap-only
  * with anyOf or defaultStatus — and refuses changing the taint, which would orphan taints on nodes.
  */
-import { clusterCrd, conditionsSchema } from '@podlife/core';
+import { clusterCrd, conditionsSchema, labelSelectorSchema } from '@podlife/core';
 import { DurationPattern, EveryNodeLabels, MaxDuration } from './rule.js';
 import { ReadinessTaintPrefix, RuleGroup, RuleKind, RuleResource, RuleVersion } from './names.js';
 
@@ -29,51 +29,23 @@ function duration(name: string, description: string, extra: Record<string, unkno
   };
 }
 
-const labelSelector = {
-  type: 'object',
-  description:
-    'Which nodes the rule gates. Must not select every node (empty, or only Exists on a label every node carries): a rule for every node is a cluster-wide outage waiting to happen.',
-  properties: {
-    matchLabels: { type: 'object', maxProperties: 32, additionalProperties: { type: 'string', maxLength: 63 } },
-    matchExpressions: {
-      type: 'array',
-      maxItems: 32,
-      items: {
-        type: 'object',
-        required: ['key', 'operator'],
-        properties: {
-          key: { type: 'string', maxLength: 316 },
-          operator: { type: 'string', enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'] },
-          values: { type: 'array', maxItems: 64, items: { type: 'string', maxLength: 63 } },
-        },
-        'x-kubernetes-validations': [
-          {
-            rule: "(self.operator == 'In' || self.operator == 'NotIn') == (has(self.values) && size(self.values) > 0)",
-            message: 'In and NotIn need values; Exists and DoesNotExist take none',
-          },
-        ],
-      },
-    },
-  },
-  'x-kubernetes-validations': [
+const labelSelector = labelSelectorSchema(
+  'Which nodes the rule gates. Must not select every node (empty, or only Exists on a label every node carries): a rule for every node is a cluster-wide outage waiting to happen.',
+  [
     {
       rule: `(has(self.matchLabels) && size(self.matchLabels) > 0) || (has(self.matchExpressions) && self.matchExpressions.exists(e, e.operator != 'Exists' || !(e.key in ${everyNodeLabels})))`,
       message: `nodeSelector must select something: an empty selector, or one that only asks for a label every node carries (Exists on ${EveryNodeLabels.join(', ')}), would gate every node in the cluster`,
     },
   ],
-};
+);
 
 /** Which pods a pod condition reads: labels, not every pod of a namespace. */
-const podSelector = {
-  type: 'object',
-  properties: structuredClone({ matchLabels: labelSelector.properties.matchLabels, matchExpressions: labelSelector.properties.matchExpressions }),
-  'x-kubernetes-validations': [
-    {
-      rule: '(has(self.matchLabels) && size(self.matchLabels) > 0) || (has(self.matchExpressions) && size(self.matchExpressions) > 0)',
-      message: 'selector must select something: an empty selector takes any pod in the namespace',
-    },
-  ],
-};
+const podSelector = labelSelectorSchema(undefined, [
+  {
+    rule: '(has(self.matchLabels) && size(self.matchLabels) > 0) || (has(self.matchExpressions) && size(self.matchExpressions) > 0)',
+    message: 'selector must select something: an empty selector takes any pod in the namespace',
+  },
+]);
 
 const spec = {
   type: 'object',

@@ -10,7 +10,7 @@
  * judge (an `exec:` name its configuration lacks, a selector that selects kube-system by a label
  * an admin put there) is reported on the policy's status, and the policy is ignored.
  */
-import { clusterCrd, conditionsSchema } from '@podlife/core';
+import { clusterCrd, conditionsSchema, labelSelectorSchema } from '@podlife/core';
 import { COMPLETION_MODES, NATIVE_SIDECARS_MODES, ON_KEYSTONE_EXIT, STOP_PRESETS, STOP_SIGNALS, CONTAINER_ROLES } from '../annotations.js';
 import { IMAGE_GLOB_MAX, POLICY_LIMITS } from './policy.js';
 import { POLICY_FORBIDDEN_NAMESPACES, PolicyGroup, PolicyKind, PolicyResource, PolicyVersion } from './names.js';
@@ -24,35 +24,9 @@ const STOP_PATTERN = `^(signal:(${STOP_SIGNALS.join('|')})|preset:[a-z0-9-]{1,63
 
 const count = { type: 'integer', format: 'int32', minimum: 0 };
 
-function labelSelector(description: string): Record<string, unknown> {
-  return {
-    type: 'object',
-    description,
-    properties: {
-      matchLabels: { type: 'object', maxProperties: 32, additionalProperties: { type: 'string', maxLength: 63 } },
-      matchExpressions: {
-        type: 'array',
-        maxItems: 32,
-        items: {
-          type: 'object',
-          required: ['key', 'operator'],
-          properties: {
-            key: { type: 'string', maxLength: 316 },
-            operator: { type: 'string', enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'] },
-            values: { type: 'array', maxItems: 64, items: { type: 'string', maxLength: 63 } },
-          },
-          'x-kubernetes-validations': [
-            { rule: "(self.operator == 'In' || self.operator == 'NotIn') == (has(self.values) && size(self.values) > 0)", message: 'In and NotIn need values; Exists and DoesNotExist take none' },
-          ],
-        },
-      },
-    },
-  };
-}
-
-const namespaceSelector = {
-  ...labelSelector('The namespaces the policy covers (they must also carry the label podlife.dev/policies: enabled, which sends their pods to the webhook).'),
-  'x-kubernetes-validations': [
+const namespaceSelector = labelSelectorSchema(
+  'The namespaces the policy covers (they must also carry the label podlife.dev/policies: enabled, which sends their pods to the webhook).',
+  [
     {
       rule: `(has(self.matchLabels) && size(self.matchLabels) > 0) || (has(self.matchExpressions) && self.matchExpressions.exists(e, e.operator == 'In' || (e.operator == 'Exists' && e.key != '${NAME_LABEL}')))`,
       message: `namespaceSelector must require a label (matchLabels, In, or Exists on a label other than ${NAME_LABEL}): this one selects every namespace, kube-system included`,
@@ -62,7 +36,7 @@ const namespaceSelector = {
       message: `namespaceSelector must not name ${POLICY_FORBIDDEN_NAMESPACES.join(', ')}: a policy never covers the cluster's own namespaces`,
     },
   ],
-};
+);
 
 const containerMatch = {
   type: 'object',
@@ -104,7 +78,7 @@ const spec = {
   required: ['namespaceSelector'],
   properties: {
     namespaceSelector,
-    podSelector: labelSelector('Only pods with these labels (default: every pod of the namespaces).'),
+    podSelector: labelSelectorSchema('Only pods with these labels (default: every pod of the namespaces).'),
     ownerKinds: {
       type: 'array',
       maxItems: POLICY_LIMITS.ownerKinds,
