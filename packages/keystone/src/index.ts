@@ -22,7 +22,7 @@ export { annotationNearMisses } from './near-misses.js';
 export type { NativeFinding } from './native-findings.js';
 export { createAdmissionHandler, handleAdmissionReview, lifecycleMutator } from './webhook/admission.js';
 export type { AdmissionHandlerOptions, AdmissionOptions, AdmissionOutcome, AdmissionRequest, AdmissionResponse, AdmissionReviewOut, MutateResult, MutatorFailurePolicy, PodMutator } from './webhook/admission.js';
-export { admissionRoute } from './webhook/route.js';
+export { admissionRoute, jsonRoute } from './webhook/route.js';
 export type { WebhookAnswer, WebhookHandler } from './webhook/route.js';
 export { keepLifecycleFields } from './transform.js';
 export { KeystoneMetrics } from './metrics.js';

@@ -10,7 +10,8 @@ import { lifecycleMutator, type JsonPatchOp, type MutateResult } from '../src/in
  * given a stop signal: a scan of a list per converted container made the 40,000-sidecar review
  * take seconds (30-40x the time per container of a 1,000-sidecar one), where a linear one stays
  * within 1-8x of it (garbage collection of the larger pod is most of that spread): the 15x bound
- * leaves room on both sides. The 40,000 case is always run; the least of a few runs is taken.
+ * leaves room on both sides. The 40,000 case is always run; the least of five runs is taken, so that a
+ * run preempted by another process on a busy machine (the full unit suite in parallel) does not decide it.
  */
 const nodes: V1Node[] = [{ metadata: { name: 'n' }, status: { nodeInfo: { kubeletVersion: 'v1.34.0' } as never } }];
 
@@ -48,7 +49,7 @@ describe('webhook conversion stays linear in containers (containerStopSignals on
     const baseline = microsPerContainer(sidecarPod(1_000, (i) => signals[i % 2]!), 20);
     fc.assert(
       fc.property(fc.integer({ min: 1_000, max: 40_000 }), fc.array(fc.constantFrom(...signals), { minLength: 1, maxLength: 4 }), (sidecars, cycle) => {
-        const perContainer = microsPerContainer(sidecarPod(sidecars, (i) => cycle[i % cycle.length]!), 3);
+        const perContainer = microsPerContainer(sidecarPod(sidecars, (i) => cycle[i % cycle.length]!), 5);
         assert.ok(perContainer <= 15 * baseline, `${sidecars} sidecars: ${perContainer.toFixed(2)} us a container, against ${baseline.toFixed(2)} us at 1,000`);
       }),
       { numRuns: 4, endOnFailure: true, examples: [[40_000, ['signal:INT', 'signal:TERM']]] },

@@ -6,19 +6,14 @@
  * 200 and allowed (fails open), with a patch only for a core v1 Node CREATE; before the rule cache
  * has synced, nodes are admitted unchanged with a warning; nothing throws.
  */
+import { jsonRoute } from '@podlife/keystone';
 import { admitNode } from '@podlife/node-readiness';
 import type { RuleSet } from '@podlife/node-readiness';
 import type { WebhookHandler } from './server.js';
 
 /** The route, reading the rules in force from `rules` (undefined until they are known). */
 export function mutateNodesHandler(rules: () => RuleSet | undefined): WebhookHandler {
-  return (body) => {
-    let review: unknown;
-    try {
-      review = JSON.parse(body.toString('utf8'));
-    } catch (err) {
-      return { status: 400, body: { error: `body is not JSON: ${(err as Error).message}` } };
-    }
+  return jsonRoute((review) => {
     let set: RuleSet | undefined;
     try {
       set = rules();
@@ -26,5 +21,5 @@ export function mutateNodesHandler(rules: () => RuleSet | undefined): WebhookHan
       set = undefined;
     }
     return admitNode(review, set);
-  };
+  });
 }

@@ -21,20 +21,30 @@ export interface WebhookAnswer {
 /** A route handler gets the raw body (already size-checked by the server) and answers JSON. */
 export type WebhookHandler = (body: Buffer, signal: AbortSignal) => WebhookAnswer | Promise<WebhookAnswer>;
 
+/**
+ * A route that answers the body parsed as JSON (by `decode`, default `JSON.parse` of its UTF-8):
+ * a body that is not JSON is answered 400 naming the parse error, and `answer` never sees it.
+ */
+export function jsonRoute(answer: (body: unknown) => WebhookAnswer, decode: (body: Buffer) => unknown = decodeWhole): WebhookHandler {
+  return (body) => {
+    let parsed: unknown;
+    try {
+      parsed = decode(body);
+    } catch (err) {
+      return { status: 400, body: { error: `body is not JSON: ${(err as Error).message}` } };
+    }
+    return answer(parsed);
+  };
+}
+
 /** The route answering AdmissionReviews with `options.mutate`. */
 export function admissionRoute(options: AdmissionOptions): WebhookHandler {
   checkAdmissionOptions(options);
   const decode = readsOnlyLifecycleFields(options.mutate) ? decodeLifecycleReview : decodeWhole;
-  return (body) => {
-    let review: unknown;
-    try {
-      review = decode(body);
-    } catch (err) {
-      return { status: 400, body: { error: `body is not JSON: ${(err as Error).message}` } };
-    }
+  return jsonRoute((review) => {
     const outcome = handleAdmissionReview(review, options);
     return outcome.httpStatus === 200 ? { status: 200, body: outcome.review } : { status: 400, body: { error: outcome.error } };
-  };
+  }, decode);
 }
 
 function decodeWhole(body: Buffer): unknown {
