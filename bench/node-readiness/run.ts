@@ -3,7 +3,8 @@
 //   pnpm exec tsx --conditions=@podlife/source bench/node-readiness/run.ts [--nodes 5000] [--rate 250] [--no-naive] [--nrc | --pods] [--cpu-prof <dir>]
 //
 // --nrc: the rule as a node-readiness-controller user wrote it, converted as `podlife migrate nrc` does.
-// --pods: the rule waits for a DaemonSet's pod on each node; the bench flips the pods' Ready instead.
+// --pods: the rule waits for a DaemonSet's pod on each node; the bench flips the pods' Ready instead,
+// and watches the pods too: True counts from its watch delivering the pod Ready (ADR 0283).
 // Both also print the time to release every node and the bytes of rule status written per minute.
 //
 // Registers N simulated nodes carrying readiness.k8s.io/BenchReady, starts the controller in its
@@ -26,7 +27,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { V1Node } from '@kubernetes/client-node';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { ContentType, Informer, resourcePath } from '@podlife/core';
 import type { KubeClient } from '@podlife/core';
 import { fromNrcRule, nodeReadinessRule, nodeReadinessRuleCrd, rulePath } from '@podlife/node-readiness';
@@ -76,7 +77,11 @@ interface Stats {
   loopMaxMs?: number;
 }
 
-/** Per node, wall-clock ms: flip sent, flip answered, taint gone seen by the bench, condition True seen by the bench. */
+/**
+ * Per node, wall-clock ms: flip sent, flip answered, taint gone seen by the bench, condition True
+ * seen by the bench (a node's condition on its watch of the nodes; with --pods, the pod's Ready on
+ * its watch of the pods).
+ */
 type BenchTimes = [number, number, number, number];
 /** Per node, wall-clock ms, from the controller: event arrived, dequeued, patch sent, patch answered. */
 type ControllerTimes = [number, number, number, number];
@@ -86,6 +91,10 @@ interface Measurement {
   latencies: number[];
   /** Flip sent -> taint gone seen. */
   fromFlip: number[];
+  /** With --pods: the pod's status write answered -> taint gone seen (how this bench judged it before ADR 0283). */
+  fromAnswer: number[];
+  /** With --pods: releases the bench's node watch delivered before its pod watch delivered the Ready they answered (counted as 0 ms). */
+  reversed: number;
   patchMs: number[];
   times: Map<string, BenchTimes>;
   /** The bench's own event loop delay while it measured (its watch and its flips share it): p99 and max, ms. */
@@ -168,22 +177,42 @@ async function measure(client: KubeClient, names: string[], selector: string, cp
   const patchMs: number[] = [];
   const times = new Map<string, BenchTimes>();
   const loop = monitorEventLoopDelay({ resolution: 10 });
+  const fromAnswer: number[] = [];
+  let reversed = 0;
+  const done = new Set<string>();
+  // Both ends as the bench's own watches deliver them: what the controller adds (ADR 0283). With
+  // --pods the two ends come on two watches, so the release may arrive first; it then counts as 0.
+  const released = (name: string, bt: BenchTimes): void => {
+    done.add(name);
+    if (bt[2] < bt[3]) reversed++;
+    latencies.push(Math.max(0, bt[2] - bt[3]));
+    fromFlip.push(bt[2] - bt[0]);
+    if (PODS) fromAnswer.push(bt[2] - bt[1]);
+  };
   const watcher = new Informer<V1Node>({ client, path: nodesPath, labelSelector: selector });
   watcher.on('update', (n) => {
     const name = n.metadata?.name ?? '';
-    const t = flippedAt.get(name);
     const bt = times.get(name);
-    if (t === undefined || !bt) return;
+    if (!flippedAt.has(name) || !bt || done.has(name)) return;
     const seen = wall();
-    if (bt[3] === 0 && (n.status?.conditions ?? []).some((c) => c.type === 'BenchReady' && c.status === 'True')) bt[3] = seen;
-    if (!(n.spec?.taints ?? []).some((x) => x.key === KEY)) {
+    if (!PODS && bt[3] === 0 && (n.status?.conditions ?? []).some((c) => c.type === 'BenchReady' && c.status === 'True')) bt[3] = seen;
+    if (bt[2] === 0 && !(n.spec?.taints ?? []).some((x) => x.key === KEY)) {
       // The condition and the release in one event (the bench's watch fell behind): True was seen then too.
-      latencies.push(seen - bt[3]);
-      fromFlip.push(seen - t);
-      flippedAt.delete(name);
       bt[2] = seen;
+      if (bt[3] > 0) released(name, bt);
     }
   });
+  const podWatcher = PODS ? new Informer<V1Pod>({ client, path: podsPath }) : undefined;
+  podWatcher?.on('update', (p) => {
+    const name = (p.metadata?.name ?? '').slice('agent-'.length);
+    const bt = times.get(name);
+    if (!flippedAt.has(name) || !bt || done.has(name) || bt[3] !== 0) return;
+    if (!(p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')) return;
+    bt[3] = wall();
+    if (bt[2] > 0) released(name, bt);
+  });
+  podWatcher?.start();
+  await podWatcher?.waitForSync();
   watcher.start();
   await watcher.waitForSync();
   loop.enable();
@@ -202,15 +231,14 @@ async function measure(client: KubeClient, names: string[], selector: string, cp
     if (PODS) await client.patch(`${podsPath}/agent-${name}/status`, podReady('True'), ContentType.StrategicMergePatch);
     else await client.patch(`${nodesPath}/${name}/status`, condition('True'), ContentType.StrategicMergePatch);
     bt[1] = wall();
-    // A pod's Ready is not on the node the bench watches: True counts from the write's answer.
-    if (PODS && bt[3] === 0) bt[3] = bt[1];
     patchMs.push(bt[1] - t);
   });
   await waitFor(`all ${names.length} taints removed`, async () => latencies.length >= names.length, { timeoutMs: Math.max(120_000, N * 24), intervalMs: 200 }).catch((e: Error) => console.error(e.message));
   const used = cpu.stop();
   loop.disable();
   await watcher.stop();
-  return { latencies, fromFlip, patchMs, times, loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6, cpu: used };
+  await podWatcher?.stop();
+  return { latencies, fromFlip, fromAnswer, reversed, patchMs, times, loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6, cpu: used };
 }
 
 /**
@@ -307,6 +335,10 @@ function verdicts(r: Measurement, s: Stats, ctl: Map<string, ControllerTimes>): 
     note,
   });
   judge({ target: `node readiness p99 < ${TARGET_P99_MS} ms (${N} nodes)`, figure: `p99 ${p99.toFixed(1)} ms`, pass: all && p99 < TARGET_P99_MS, note });
+  if (PODS) {
+    // Before ADR 0283 the pods' interval started at the write's answer: that figure, to compare with earlier runs.
+    judge({ target: `node readiness from DaemonSet pods, the pod's status write answered -> taint removed (${N} nodes)`, figure: `p99 ${pct(r.fromAnswer, 99).toFixed(1)} ms`, note: `${note}; ${r.reversed} releases seen before the Ready` });
+  }
   judge({ target: `node readiness requests per node <= ${TARGET_REQUESTS_PER_NODE}, the adoption write included (${N} nodes)`, figure: requestsPerNode(s).toFixed(3), pass: requestsPerNode(s) <= TARGET_REQUESTS_PER_NODE });
   if (N >= 15_000) {
     // Judged on the peak: a memory limit must hold the highest the process reached, not where it ended.
@@ -352,6 +384,10 @@ try {
   console.log(`adoption: ${JSON.stringify(adoptRequests)} requests before the measurement (ownership record, once per node)`);
   report('podlife: condition True -> gone', pl.latencies, plStats);
   report('podlife: flip sent -> gone', pl.fromFlip);
+  if (PODS) {
+    report('podlife: pod written -> gone', pl.fromAnswer);
+    console.log(`  releases the bench's node watch delivered before its pod watch delivered the Ready: ${pl.reversed} of ${pl.latencies.length} (counted as 0 ms)`);
+  }
   stages('podlife', pl.times, plTrace);
   report('floor: raw status PATCH', pl.patchMs);
   console.log(`  the bench's own event loop delay (its watch and its flips): p99 ${pl.loopP99Ms.toFixed(0)} / max ${pl.loopMaxMs.toFixed(0)} ms`);
