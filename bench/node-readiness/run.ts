@@ -171,7 +171,6 @@ function startController(kubeconfig: string, mode: string, selector: string): Pr
 
 /** Flips BenchReady True at RATE/s and times each taint's disappearance through a watch. */
 async function measure(client: KubeClient, names: string[], selector: string, cpu: CpuAccount): Promise<Measurement> {
-  const flippedAt = new Map<string, number>();
   const latencies: number[] = [];
   const fromFlip: number[] = [];
   const patchMs: number[] = [];
@@ -179,11 +178,10 @@ async function measure(client: KubeClient, names: string[], selector: string, cp
   const loop = monitorEventLoopDelay({ resolution: 10 });
   const fromAnswer: number[] = [];
   let reversed = 0;
-  const done = new Set<string>();
   // Both ends as the bench's own watches deliver them: what the controller adds (ADR 0283). With
   // --pods the two ends come on two watches, so the release may arrive first; it then counts as 0.
-  const released = (name: string, bt: BenchTimes): void => {
-    done.add(name);
+  // A node is flipped once it has times, and done once both its ends are set.
+  const released = (bt: BenchTimes): void => {
     if (bt[2] < bt[3]) reversed++;
     latencies.push(Math.max(0, bt[2] - bt[3]));
     fromFlip.push(bt[2] - bt[0]);
@@ -193,23 +191,23 @@ async function measure(client: KubeClient, names: string[], selector: string, cp
   watcher.on('update', (n) => {
     const name = n.metadata?.name ?? '';
     const bt = times.get(name);
-    if (!flippedAt.has(name) || !bt || done.has(name)) return;
+    if (!bt || bt[2] !== 0) return;
     const seen = wall();
     if (!PODS && bt[3] === 0 && (n.status?.conditions ?? []).some((c) => c.type === 'BenchReady' && c.status === 'True')) bt[3] = seen;
-    if (bt[2] === 0 && !(n.spec?.taints ?? []).some((x) => x.key === KEY)) {
+    if (!(n.spec?.taints ?? []).some((x) => x.key === KEY)) {
       // The condition and the release in one event (the bench's watch fell behind): True was seen then too.
       bt[2] = seen;
-      if (bt[3] > 0) released(name, bt);
+      if (bt[3] > 0) released(bt);
     }
   });
   const podWatcher = PODS ? new Informer<V1Pod>({ client, path: podsPath }) : undefined;
   podWatcher?.on('update', (p) => {
     const name = (p.metadata?.name ?? '').slice('agent-'.length);
     const bt = times.get(name);
-    if (!flippedAt.has(name) || !bt || done.has(name) || bt[3] !== 0) return;
+    if (!bt || bt[3] !== 0) return;
     if (!(p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')) return;
     bt[3] = wall();
-    if (bt[2] > 0) released(name, bt);
+    if (bt[2] > 0) released(bt);
   });
   podWatcher?.start();
   await podWatcher?.waitForSync();
@@ -227,7 +225,6 @@ async function measure(client: KubeClient, names: string[], selector: string, cp
     const t = wall();
     const bt: BenchTimes = [t, 0, 0, 0];
     times.set(name, bt);
-    flippedAt.set(name, t);
     if (PODS) await client.patch(`${podsPath}/agent-${name}/status`, podReady('True'), ContentType.StrategicMergePatch);
     else await client.patch(`${nodesPath}/${name}/status`, condition('True'), ContentType.StrategicMergePatch);
     bt[1] = wall();
