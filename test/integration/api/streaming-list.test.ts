@@ -76,6 +76,45 @@ async function heldInformer(cp: ControlPlane, ns: string, holdAfterBytes = 2 * 1
   return { informerClient, proxy, inf, errors, storeAtError, transformed: () => count };
 }
 
+/**
+ * The initial sync of `total` objects in `ns`, held after its first 2 MiB, cut there by an API
+ * server restart during which cm-0 goes and during-restart comes: nothing of the cut read reaches
+ * the store, and the next read (by `path`) starts again from the first object and syncs exactly.
+ * Streamed objects and a page's items alike are transformed as they arrive (docs/adr/0281), so the
+ * cut is taken once the first of them have been.
+ */
+async function restartMidSync(cp: ControlPlane, ns: string, total: number, path: 'stream' | 'list'): Promise<void> {
+  const client = cp.client;
+  const { informerClient, proxy, inf, errors, storeAtError, transformed } = await heldInformer(cp, ns);
+  try {
+    await proxy.held;
+    await waitFor('the first objects of the read', () => transformed() >= 1, { timeoutMs: 60_000 });
+    assert.equal(inf.hasSynced(), false);
+    assert.equal(inf.store.size, 0, 'nothing is stored before the whole read has arrived');
+    assert.deepEqual(errors, [], 'the read was intact before the restart');
+    await cp.restartApiServer();
+    // Changes the cut read never carried: the next one must.
+    await retry(() => client.delete(configMapsPath(ns, 'cm-0')), 100);
+    await retry(() => client.create(configMapsPath(ns), { metadata: { name: 'during-restart' }, data: { value: '1' } }), 100);
+    const partial = transformed();
+    assert.ok(partial < total, `the held read delivered part of the list (${partial} of ${total} objects)`);
+    proxy.release();
+    await waitFor('sync', () => inf.hasSynced(), { timeoutMs: 120_000 });
+    assert.equal(inf.lastSyncPath, path);
+    assert.ok(storeAtError.length >= 1, 'the cut read was reported before the sync');
+    assert.deepEqual(new Set(storeAtError), new Set([0]), 'nothing of the cut read reached the store');
+    assert.ok(transformed() >= partial + total, `the list was read again from the start (${transformed()} objects transformed, ${partial} before the restart)`);
+    assert.equal(inf.store.size, total);
+    assert.equal(inf.store.get(`${ns}/cm-0`), undefined);
+    assert.ok(inf.store.get(`${ns}/during-restart`));
+    await expectStoreMatchesServer(client, ns, inf, held);
+  } finally {
+    await inf.stop();
+    informerClient.close();
+    await proxy.close();
+  }
+}
+
 function informer(
   client: KubeClient,
   ns: string,
@@ -159,33 +198,7 @@ describe('initial sync by streaming list, on a real API server (watch cache on, 
     // for the reader, 4 MiB for the writer), so while the proxy holds the stream after its first
     // 2 MiB, the server cannot finish it: the restart cuts it.
     await createMany(client, ns, 200, 400 * 1024, 8);
-    const { informerClient, proxy, inf, errors, storeAtError, transformed } = await heldInformer(cp, ns);
-    try {
-      await proxy.held;
-      // Mid-stream, as the informer sees it: objects of the stream arrived, its end did not.
-      await waitFor('the first objects of the stream', () => transformed() >= 1, { timeoutMs: 60_000 });
-      assert.equal(inf.hasSynced(), false);
-      assert.deepEqual(errors, [], 'the stream was intact before the restart');
-      await cp.restartApiServer();
-      // Changes the broken stream never carried: the next stream must.
-      await retry(() => client.delete(configMapsPath(ns, 'cm-0')), 100);
-      await retry(() => client.create(configMapsPath(ns), { metadata: { name: 'during-restart' }, data: { value: '1' } }), 100);
-      const partial = transformed();
-      assert.ok(partial < 200, `the held stream delivered part of the list (${partial} of 200 objects)`);
-      proxy.release();
-      await waitFor('sync', () => inf.hasSynced(), { timeoutMs: 120_000 });
-      assert.equal(inf.lastSyncPath, 'stream');
-      assert.ok(storeAtError.length >= 1, 'the broken stream was reported before the sync');
-      assert.deepEqual(new Set(storeAtError), new Set([0]), 'nothing from the broken stream reached the store');
-      assert.ok(transformed() >= partial + 200, `the stream was read again from the start (${transformed()} objects transformed, ${partial} before the restart)`);
-      assert.equal(inf.store.get(`${ns}/cm-0`), undefined);
-      assert.ok(inf.store.get(`${ns}/during-restart`));
-      await expectStoreMatchesServer(client, ns, inf, held);
-    } finally {
-      await inf.stop();
-      informerClient.close();
-      await proxy.close();
-    }
+    await restartMidSync(cp, ns, 200, 'stream');
   });
 
   it('relists by streaming when a watch resumes from a compacted resourceVersion (410)', async function () {
@@ -350,36 +363,7 @@ describe('initial sync by paged list, where the API server refuses streaming (Wa
     // first 2 MiB, the server cannot finish it: the restart cuts it.
     const total = 120;
     await createMany(client, ns, total, 600 * 1024, 8);
-    const { informerClient, proxy, inf, errors, storeAtError, transformed } = await heldInformer(cp, ns);
-    try {
-      await proxy.held;
-      // Mid-page, as the informer sees it: a page is read item by item as its bytes arrive
-      // (docs/adr/0281), so its first items are transformed; none of them is stored.
-      await waitFor('the first items of the page', () => transformed() >= 1, { timeoutMs: 60_000 });
-      assert.equal(inf.hasSynced(), false);
-      assert.equal(inf.store.size, 0, 'nothing of the page is stored before the whole list has arrived');
-      assert.deepEqual(errors, [], 'the list was intact before the restart');
-      await cp.restartApiServer();
-      // Changes the cut list never carried: the next list must.
-      await retry(() => client.delete(configMapsPath(ns, 'cm-0')), 100);
-      await retry(() => client.create(configMapsPath(ns), { metadata: { name: 'during-restart' }, data: { value: '1' } }), 100);
-      const partial = transformed();
-      assert.ok(partial < total, `the held page delivered part of the list (${partial} of ${total} objects)`);
-      proxy.release();
-      await waitFor('sync', () => inf.hasSynced(), { timeoutMs: 120_000 });
-      assert.equal(inf.lastSyncPath, 'list');
-      assert.ok(storeAtError.length >= 1, 'the cut page was reported before the sync');
-      assert.deepEqual(new Set(storeAtError), new Set([0]), 'nothing of the cut list reached the store');
-      assert.ok(transformed() >= partial + total, `the list was read again from its first page (${transformed()} objects transformed, ${partial} before the restart)`);
-      assert.equal(inf.store.size, total);
-      assert.equal(inf.store.get(`${ns}/cm-0`), undefined);
-      assert.ok(inf.store.get(`${ns}/during-restart`));
-      await expectStoreMatchesServer(client, ns, inf, held);
-    } finally {
-      await inf.stop();
-      informerClient.close();
-      await proxy.close();
-    }
+    await restartMidSync(cp, ns, total, 'list');
   });
 
   it('relists in pages after a 410, replaying what it missed', async function () {
