@@ -15,6 +15,8 @@
 // and the ratio is shown again without them (no target; ADR 0235).
 // With --floor-twice a second empty route, on connections of its own, takes its turns beside the
 // other two: the floor against itself, what the instrument reads when nothing differs (ADR 0235).
+// With --parse-route a route that only parses the review and allows it takes its turns too: what
+// reading the review costs any webhook on this stack, printed beside the target (no target, ADR 0280).
 //
 // The client writes each request as bytes built once on kept-alive TLS connections and reads only
 // the answer's head and length (ADR 0235): Node's HTTP client cost about 60-70 us a request at p50 and
@@ -23,7 +25,7 @@
 // The server runs the controller's build (dist), as a controller does; `pnpm bench` builds it first
 // (ADR 0235). With `--conditions=@podlife/source` it runs the sources instead.
 //
-//   tsc -b packages/controller && node --import tsx bench/webhook/run.ts [--rate 500] [--seconds 60] [--nodes 100] [--round-seconds 2] [--floor-twice]
+//   tsc -b packages/controller && node --import tsx bench/webhook/run.ts [--rate 500] [--seconds 60] [--nodes 100] [--round-seconds 2] [--floor-twice] [--parse-route]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,7 +36,7 @@ import tls from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import type { V1Node } from '@kubernetes/client-node';
 import { WebhookServer, devCertificates, mutatePodsHandler } from '@podlife/controller';
-import { compilePolicy, type CompiledPolicy, type PolicySource, type WebhookHandler } from '@podlife/keystone';
+import { compilePolicy, jsonRoute, type CompiledPolicy, type PolicySource, type WebhookHandler } from '@podlife/keystone';
 import { convertsSidecar } from '../conversion.js';
 import { machineTicks } from '../cpu.js';
 import { judge, loadAverage, openLoop, percentile, times } from '../verdict.js';
@@ -49,6 +51,8 @@ const SECONDS = arg('seconds', 60);
 const ROUND_SECONDS = arg('round-seconds', 2);
 /** Also drive a second empty route: the floor against itself (an A/A control, no target). */
 const FLOOR_TWICE = process.argv.includes('--floor-twice');
+/** Also drive a route that parses the review and allows it, nothing else (a figure, no target). */
+const PARSE_ROUTE = process.argv.includes('--parse-route');
 /** Lifecycle policies installed (/mutate-pods keeps the same target with 20 installed). */
 const POLICIES = arg('policies', 0);
 const WHAT = POLICIES > 0 ? `webhook /mutate-pods with ${POLICIES} lifecycle policies` : 'webhook /mutate-pods';
@@ -327,6 +331,13 @@ function medianRoundRatio(route: Route, floor: Route): number {
   return percentile(ratios, 50);
 }
 
+/** A webhook that reads the review and allows it with its uid, and does nothing else. */
+const parseAndAllow = jsonRoute((review) => {
+  const uid = (review as { request?: { uid?: unknown } } | null)?.request?.uid;
+  if (typeof uid !== 'string') return { status: 400, body: { error: 'the review has no request.uid' } };
+  return { status: 200, body: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid, allowed: true } } };
+});
+
 async function serve(): Promise<void> {
   const certs = await devCertificates(['127.0.0.1']);
   const dir = mkdtempSync(join(tmpdir(), 'podlife-bench-webhook-'));
@@ -336,6 +347,8 @@ async function serve(): Promise<void> {
     '/empty': accounts.timed('/empty', () => ({ status: 200, body: {} })),
     // The same handler under a second path: the A/A control (--floor-twice).
     '/empty-again': accounts.timed('/empty-again', () => ({ status: 200, body: {} })),
+    // What any webhook pays: the review parsed whole, the pod allowed unchanged (--parse-route).
+    '/parse-only': accounts.timed('/parse-only', parseAndAllow),
   };
   writeFileSync(join(dir, 'tls.crt'), certs.certPem);
   writeFileSync(join(dir, 'tls.key'), certs.keyPem);
@@ -550,12 +563,13 @@ if (process.argv.includes('--serve')) {
     const rounds = Math.max(1, Math.round(SECONDS / ROUND_SECONDS));
     console.log(
       `webhook over TLS on loopback (server in its own process, ${NODES.toLocaleString('en-US')} nodes), ${RATE} requests/s for ${rounds * ROUND_SECONDS} s per route, ` +
-        `in ${rounds} alternating rounds of ${ROUND_SECONDS} s${FLOOR_TWICE ? ', the empty route twice (A/A control)' : ''}; review ${review.length} bytes; ${loadAverage()}`,
+        `in ${rounds} alternating rounds of ${ROUND_SECONDS} s${FLOOR_TWICE ? ', the empty route twice (A/A control)' : ''}${PARSE_ROUTE ? ', a route that only parses the review' : ''}; review ${review.length} bytes; ${loadAverage()}`,
     );
     const empty = new Route(port, ca, '/empty');
     const mutatePods = new Route(port, ca, '/mutate-pods');
     const control = FLOOR_TWICE ? new Route(port, ca, '/empty-again') : undefined;
-    const all = control ? [empty, mutatePods, control] : [empty, mutatePods];
+    const parseOnly = PARSE_ROUTE ? new Route(port, ca, '/parse-only') : undefined;
+    const all = [empty, mutatePods, ...(control ? [control] : []), ...(parseOnly ? [parseOnly] : [])];
     try {
       await checkConversion(mutatePods);
       for (const route of all) await route.warm();
@@ -581,6 +595,8 @@ if (process.argv.includes('--serve')) {
     console.log(`  /mutate-pods (native conversion)   ${fmt(mutate)}`);
     const again = control?.result();
     if (again) console.log(`  control: the empty route again    ${fmt(again)}`);
+    const parsed = parseOnly?.result();
+    if (parsed) console.log(`  parse the review and allow it      ${fmt(parsed)}`);
     for (const route of all) if (route.errors) console.log(`  ${route.path}: ${route.errors} failed requests, the first: ${route.firstError}`);
     console.log(`  handler cost at p50: ${(mutate.p50 - floor.p50).toFixed(2)} ms`);
     tell('report');
@@ -638,6 +654,16 @@ if (process.argv.includes('--serve')) {
         figure: `median round ratio ${times(medianRoundRatio(control as Route, empty))}`,
         floor: 'empty route, the same rounds',
         ratio: times(medianRoundRatio(control as Route, empty)),
+      });
+    }
+    if (parseOnly && parsed) {
+      const ratio = medianRoundRatio(parseOnly, empty);
+      judge({
+        target: `webhook reference: a route that only parses the review and allows it, p99 over the empty route's at ${RATE} requests/s, median over the pairs of rounds`,
+        figure: `median round ratio ${times(ratio)}`,
+        floor: 'empty route, the same rounds',
+        ratio: times(ratio),
+        note: `n=${parsed.n}${parsed.errors ? `, ${parsed.errors} errors` : ''}; ${steal(parsed)} during its rounds; whole run ${times(parsed.p99 / floor.p99)}`,
       });
     }
   } finally {
